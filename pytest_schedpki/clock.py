@@ -1,0 +1,136 @@
+"""The double's one time source.
+
+Every time the APIs expose or depend on (certificate NotBefore/NotAfter, TTL clamping, CRL dates,
+Nomad CreateTime/ModifyTime, replication visibility) comes from a :class:`Clock`'s ``now()``.
+
+* :class:`FollowClock` (the default) reads ``datetime.datetime.now(timezone.utc)`` at call time, so
+  ``freezegun.freeze_time`` and its ``tick()``/``move_to()`` move it in every thread, the server's
+  threads included.
+* :class:`ManualClock` stands still until told to move (``set``/``advance``); no freezegun needed.
+* :class:`RealClock` ignores freezegun: the client may be frozen while the double is not.
+
+Real waits (blocking queries, injected latency) never read these clocks: they use
+:func:`real_monotonic`, which stays real under a freeze, so a frozen clock cannot make a wait spin
+or hang.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+
+import freezegun.api as _freezegun_api
+
+UTC = datetime.timezone.utc
+
+
+def real_monotonic() -> float:
+    """Seconds from a monotonic source that freezegun never fakes (for deadlines of real waits)."""
+    return _freezegun_api.real_monotonic()
+
+
+def real_now() -> datetime.datetime:
+    """The wall-clock time in UTC, ignoring any freezegun freeze."""
+    return _freezegun_api.real_datetime.now(UTC)
+
+
+class Clock:
+    """Interface: ``now()`` returns a timezone-aware UTC ``datetime``."""
+
+    mode = "abstract"
+
+    def now(self) -> datetime.datetime:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class FollowClock(Clock):
+    """Follows ``freezegun.freeze_time`` (and real time when nothing is frozen)."""
+
+    mode = "follow"
+
+    def now(self) -> datetime.datetime:
+        value = datetime.datetime.now(UTC)
+        # FakeDatetime is a datetime subclass; normalise so that comparisons and arithmetic with
+        # values created after the freeze ends keep working.
+        return _freezegun_api.real_datetime(
+            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.microsecond, tzinfo=UTC,
+        )
+
+
+class RealClock(Clock):
+    """Real UTC wall-clock time, immune to freezegun."""
+
+    mode = "real"
+
+    def now(self) -> datetime.datetime:
+        return real_now()
+
+
+class ManualClock(Clock):
+    """A clock that moves only when told to. Thread-safe.
+
+    ``start`` is a timezone-aware datetime (naive values are taken as UTC); it defaults to the real
+    time at construction.
+    """
+
+    mode = "manual"
+
+    def __init__(self, start: datetime.datetime | None = None):
+        self._lock = threading.Lock()
+        self._now = _as_utc(start) if start is not None else real_now()
+
+    def now(self) -> datetime.datetime:
+        with self._lock:
+            return self._now
+
+    def set(self, when: datetime.datetime) -> None:
+        """Jump to ``when`` (aware, or naive meaning UTC)."""
+        with self._lock:
+            self._now = _as_utc(when)
+
+    def advance(self, delta: datetime.timedelta | float) -> None:
+        """Move forward by ``delta`` (a ``timedelta`` or seconds as a number)."""
+        if not isinstance(delta, datetime.timedelta):
+            delta = datetime.timedelta(seconds=float(delta))
+        with self._lock:
+            self._now = self._now + delta
+
+
+class SwitchableClock(Clock):
+    """The clock the double holds: delegates to a follow, manual or real clock, switchable at run time."""
+
+    def __init__(self, inner: Clock | None = None):
+        self.inner = inner or FollowClock()
+
+    @property
+    def mode(self) -> str:  # type: ignore[override]
+        return self.inner.mode
+
+    def now(self) -> datetime.datetime:
+        return self.inner.now()
+
+    def use(self, mode: str, start: datetime.datetime | None = None) -> Clock:
+        """Switch to ``"follow"``, ``"real"`` or ``"manual"`` (optionally starting at ``start``).
+
+        Raises ``ValueError`` for another mode name.
+        """
+        if mode == "follow":
+            self.inner = FollowClock()
+        elif mode == "real":
+            self.inner = RealClock()
+        elif mode == "manual":
+            self.inner = ManualClock(start if start is not None else self.inner.now())
+        else:
+            raise ValueError(f"unknown clock mode {mode!r}: expected 'follow', 'manual' or 'real'")
+        return self.inner
+
+
+def _as_utc(value: datetime.datetime) -> datetime.datetime:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return _freezegun_api.real_datetime(
+        value.year, value.month, value.day, value.hour, value.minute, value.second,
+        value.microsecond, tzinfo=UTC,
+    )

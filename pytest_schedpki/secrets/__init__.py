@@ -1,0 +1,1 @@
+"""The secrets half: a Vault/OpenBao-like service hosting PKI engine mounts."""

@@ -1,0 +1,219 @@
+"""WSGI application of the secrets service: OpenBao's HTTP layer in front of the mounts.
+
+Request handling follows ``internal/http/logical.go`` and ``request_handling.go``:
+
+* verbs: ``GET`` (``?list=<bool>`` turns it into a list), ``LIST``, ``POST``/``PUT`` (update),
+  ``PATCH`` (needs ``application/merge-patch+json``, else 415), ``DELETE``; ``HEAD`` answers 405 with
+  no body (200 on ``sys/health``); ``OPTIONS`` 400; any other verb 405 ``{"errors":[]}``;
+* bodies: JSON whatever the Content-Type, form-encoded when declared so and not JSON-looking, empty
+  body = ``{}``; query strings become the data of reads, lists and deletes;
+* tokens: ``X-Vault-Token`` wins when non-empty, then ``X-Secrets-Token`` (the API document's name;
+  a real server ignores it), then ``Authorization: Bearer <t>`` (capital B, as OpenBao);
+* order: mount lookup -> unauthenticated paths skip the token check -> token (403 ``permission
+  denied``) -> policy (403 multierror) -> unknown mount 404 -> the engine's router.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from typing import Any
+
+from werkzeug.wrappers import Request, Response
+
+from .acl import check_capability
+from .fields import JsonNumber, parse_go_bool, ConversionError
+from .router import LogicalRequest, Router
+from .service import SecretsService
+from .sys import SYS_ROUTER, TOKEN_ROUTER
+from .wire import LogicalError, LogicalResponse, internal_error, json_response, permission_denied, user_error
+
+MERGE_PATCH = "application/merge-patch+json"
+MAX_REQUEST_SIZE = 32 * 1024 * 1024  # OpenBao's default max_request_size (bytes)
+
+
+def error_response(exc: BaseException) -> Response:
+    """The answer for an exception that escaped a handler: 500 with a multierror text."""
+    return internal_error(f"internal error in the double: {type(exc).__name__}: {exc}").to_response()
+
+
+def make_app(service: SecretsService):
+    """The WSGI callable serving ``/v1/...`` for ``service``."""
+
+    def app(environ: dict, start_response):
+        request = Request(environ)
+        request.max_content_length = MAX_REQUEST_SIZE
+        try:
+            response = handle(service, request)
+        except LogicalError as exc:
+            response = exc.to_response()
+        return response(environ, start_response)
+
+    return app
+
+
+def _operation(request: Request, path: str, query: dict[str, Any]) -> tuple[str, str]:
+    method = request.method.upper()
+    if method == "GET":
+        list_value = query.pop("list", None)
+        if list_value not in (None, ""):
+            try:
+                is_list = parse_go_bool(list_value if isinstance(list_value, str) else list_value[0])
+            except ConversionError:
+                raise LogicalError(400, []) from None
+            if is_list:
+                return "list", path if path.endswith("/") else path + "/"
+        return "read", path
+    if method == "LIST":
+        return "list", path if path.endswith("/") else path + "/"
+    if method in ("POST", "PUT"):
+        return "update", path
+    if method == "PATCH":
+        return "patch", path
+    if method == "DELETE":
+        return "delete", path
+    if method == "HEAD":
+        return "head", path
+    if method == "OPTIONS":
+        raise user_error("cannot handle internal-only request operation")
+    raise LogicalError(405, [])
+
+
+def _query(request: Request) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, values in urllib.parse.parse_qs(request.query_string.decode("latin-1"), keep_blank_values=True).items():
+        if key == "help":
+            continue
+        data[key] = values[0] if len(values) == 1 else values
+    return data
+
+
+def _go_json_error(exc: json.JSONDecodeError) -> str:
+    rest = exc.doc[exc.pos:].strip()
+    if not rest:
+        return "unexpected EOF"
+    ch = rest[0]
+    if exc.msg.startswith("Expecting property name"):
+        return f"invalid character {_go_char(ch)} looking for beginning of object key string"
+    if exc.msg.startswith("Expecting ',' delimiter") or exc.msg.startswith("Expecting ':' delimiter"):
+        where = "after object key" if "':'" in exc.msg else "after object key:value pair"
+        return f"invalid character {_go_char(ch)} {where}"
+    return f"invalid character {_go_char(ch)} looking for beginning of value"
+
+
+def _go_char(ch: str) -> str:
+    return "'\\''" if ch == "'" else f"'{ch}'"
+
+
+def parse_json_body(body: bytes) -> dict[str, Any]:
+    """Decode a JSON object body like OpenBao (numbers kept as text). ``null``/empty -> ``{}``.
+
+    Raises LogicalError 400 ``failed to decode JSON input: <Go reason>``.
+    """
+    text = body.decode("utf-8", errors="replace")
+    if not text.strip():
+        return {}
+    try:
+        decoder = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber)
+        value, _ = decoder.raw_decode(text.lstrip())
+    except json.JSONDecodeError as exc:
+        raise user_error(f"failed to decode JSON input: {_go_json_error(exc)}") from None
+    except RecursionError:
+        raise user_error("failed to decode JSON input: exceeded max depth") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", bool: "bool", JsonNumber: "number"}.get(type(value), "value")
+        raise user_error(f"failed to decode JSON input: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}")
+    return value
+
+
+def _is_form(head: bytes, content_type: str) -> bool:
+    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return False
+    stripped = head.lstrip(b" \t\r\n")
+    return not stripped[:1] in (b"{", b"[")
+
+
+def _body(request: Request, operation: str) -> dict[str, Any]:
+    body = request.get_data(cache=True)
+    if operation == "update" and _is_form(body[:512], request.headers.get("Content-Type", "")):
+        data: dict[str, Any] = {}
+        for key, values in urllib.parse.parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items():
+            data[key] = values[0] if len(values) == 1 else values
+        return data
+    return parse_json_body(body)
+
+
+def request_token(request: Request) -> str | None:
+    """The token a request carries: X-Vault-Token, else X-Secrets-Token, else ``Bearer`` auth."""
+    for header in ("X-Vault-Token", "X-Secrets-Token"):
+        value = request.headers.get(header, "")
+        if value:
+            return value
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        return auth[len("Bearer "):].strip()
+    return None
+
+
+def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
+    if rel == "sys" or rel.startswith("sys/"):
+        return SYS_ROUTER, rel[4:], None
+    if rel.startswith("auth/token/"):
+        return TOKEN_ROUTER, rel[len("auth/token/"):], None
+    found = service.find_mount(rel)
+    if found is None:
+        return None, rel, None
+    mount, inner = found
+    return mount.backend.router, inner, mount
+
+
+def handle(service: SecretsService, request: Request) -> Response:
+    """Answer one request (raises LogicalError for error answers)."""
+    path = re.sub("/{2,}", "/", request.path)
+    if not path.startswith("/v1/"):
+        return json_response({"errors": []}, 404)
+    rel = path[len("/v1/"):]
+    query = _query(request)
+    operation, rel = _operation(request, rel, query)
+    if operation == "head":
+        if rel.strip("/") == "sys/health":
+            return Response(b"", status=503 if service.sealed else 200, mimetype="application/json")
+        raise LogicalError(405, [], body=b"")
+    if operation == "patch":
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if content_type != MERGE_PATCH:
+            raise LogicalError(415, [f"PATCH requires Content-Type of {MERGE_PATCH}, provided {content_type}"])
+    if request.content_length is not None and request.content_length > MAX_REQUEST_SIZE:
+        raise LogicalError(413, ["http: request body too large"])
+    raw = _body(request, operation) if operation in ("update", "patch") else query
+
+    router, inner, mount = _route(service, rel)
+    if service.sealed and rel not in ("sys/health", "sys/seal-status"):
+        raise LogicalError(503, ["Vault is sealed"])
+    unauthenticated = router is not None and router.is_unauthenticated(inner)
+    token = None
+    if not unauthenticated:
+        with service.lock:
+            token = service.tokens.lookup(request_token(request), service.clock.now())
+        if token is None:
+            raise permission_denied()
+        sudo = router is not None and router.is_sudo(inner)
+        if not check_capability(service, token, rel, operation, sudo):
+            raise permission_denied(multierror=True)
+    if router is None:
+        raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])
+    if operation == "update" and rel.endswith("/"):
+        raise user_error("cannot write to a path ending in '/'")
+
+    def make_request(**kwargs) -> LogicalRequest:
+        return LogicalRequest(mount=mount, service=service, token=token,
+                              headers={k: v for k, v in request.headers.items()}, **kwargs)
+
+    with service.lock:
+        result: LogicalResponse = router.handle(operation, inner, raw, make_request)
+    if result is None:
+        raise LogicalError(404, [])
+    return result.to_response()

@@ -1,0 +1,1 @@
+"""The PKI secrets engine (OpenBao 2.7 behaviour)."""

@@ -1,0 +1,108 @@
+"""Paths of a secrets engine and how a request finds its handler (OpenBao ``sdk/framework``).
+
+An engine declares :class:`Path` objects: an anchored regex with named captures, a field schema,
+and handlers per operation (``read``, ``list``, ``update`` for POST/PUT, ``delete``, ``patch``).
+:class:`Router` answers like the framework: no matching path -> 404 ``unsupported path``; a path
+without the operation -> 405 ``unsupported operation``; sent fields the schema does not know ->
+the ``Endpoint ignored these unrecognized parameters: [a b]`` warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .fields import Field, FieldData
+from .wire import LogicalResponse, unsupported_operation, unsupported_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .service import Mount, SecretsService
+    from .tokens import Token
+
+OPERATIONS = ("read", "list", "update", "delete", "patch")
+
+
+@dataclass
+class LogicalRequest:
+    """A request as a handler sees it.
+
+    ``operation`` is one of :data:`OPERATIONS`; ``path`` is relative to the mount (``issue/web``);
+    ``data`` holds the converted fields (path captures included); ``token`` is the caller's token
+    record (``None`` on unauthenticated paths); ``mount`` and ``service`` give access to state.
+    """
+
+    operation: str
+    path: str
+    data: FieldData
+    mount: Mount | None
+    service: SecretsService
+    token: Token | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[LogicalRequest], LogicalResponse]
+
+
+@dataclass
+class Path:
+    """One route: ``pattern`` (anchored regex, named groups become fields), ``fields`` (schema),
+    ``operations`` (``{operation: handler}``), ``unauthenticated`` (no token needed, as the engine's
+    ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``)."""
+
+    pattern: str
+    fields: dict[str, Field]
+    operations: dict[str, Handler]
+    unauthenticated: bool = False
+    sudo: bool = False
+    takes_arbitrary_input: bool = False
+    regex: re.Pattern = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.regex = re.compile("^" + self.pattern + "$")
+
+
+class Router:
+    """Ordered list of paths; the first full match wins (declare specific paths first)."""
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+
+    def match(self, path: str) -> tuple[Path, dict[str, str]] | None:
+        """The first path matching ``path`` and its captures, or ``None``."""
+        for candidate in self.paths:
+            m = candidate.regex.match(path)
+            if m:
+                return candidate, {k: v for k, v in m.groupdict().items() if v is not None}
+        return None
+
+    def is_unauthenticated(self, path: str) -> bool:
+        """Whether ``path`` (mount-relative) is served without a token."""
+        found = self.match(path)
+        return bool(found and found[0].unauthenticated)
+
+    def is_sudo(self, path: str) -> bool:
+        """Whether ``path`` needs the ``sudo`` capability."""
+        found = self.match(path)
+        return bool(found and found[0].sudo)
+
+    def handle(self, operation: str, path: str, raw: dict[str, Any], make_request: Callable[..., LogicalRequest]) -> LogicalResponse:
+        """Route and run. Raises LogicalError (404/405/400 and whatever the handler raises)."""
+        found = self.match(path)
+        if found is None:
+            raise unsupported_path()
+        route, captures = found
+        handler = route.operations.get(operation)
+        if handler is None:
+            raise unsupported_operation()
+        ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
+        merged = dict(raw)
+        merged.update(captures)
+        data = FieldData(merged, route.fields)
+        data.validate()
+        response = handler(make_request(operation=operation, path=path, data=data, raw=raw))
+        if response is not None and ignored and response.status != 204 and response.raw is None:
+            response.add_warning(f"Endpoint ignored these unrecognized parameters: [{' '.join(ignored)}]")
+        return response

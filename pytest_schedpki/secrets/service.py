@@ -1,0 +1,177 @@
+"""State of the secrets service: mounts (each with its engine), tokens, and the service clock.
+
+Everything the HTTP layer does goes through :class:`SecretsService`; fixtures and seed files call
+the same object directly (no HTTP).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..clock import Clock
+from .tokens import TokenStore, random_id
+from .wire import user_error
+
+SYSTEM_DEFAULT_LEASE_TTL = 768 * 3600  # seconds; a dev server's default_lease_ttl and max_lease_ttl
+SYSTEM_MAX_LEASE_TTL = 768 * 3600
+VERSION = "2.7.2"  # the OpenBao release whose behaviour the double follows
+RESERVED_MOUNT_PREFIXES = ("sys/", "auth/", "identity/", "cubbyhole/")
+
+
+@dataclass
+class Mount:
+    """A secrets engine mount. ``path`` ends with ``/`` (``"pki/"``); TTLs are seconds, 0 meaning
+    "the system default" (768h on a dev server)."""
+
+    path: str
+    type: str
+    description: str = ""
+    default_lease_ttl: int = 0
+    max_lease_ttl: int = 0
+    accessor: str = ""
+    uuid: str = ""
+    options: dict = field(default_factory=dict)
+    local: bool = False
+    seal_wrap: bool = False
+    backend: Any = field(default=None, repr=False)
+
+    def effective_default_ttl(self) -> int:
+        """The mount's default lease TTL in seconds (tuned value or the system default)."""
+        return self.default_lease_ttl or SYSTEM_DEFAULT_LEASE_TTL
+
+    def effective_max_ttl(self) -> int:
+        """The mount's max lease TTL in seconds (tuned value or the system max)."""
+        return self.max_lease_ttl or SYSTEM_MAX_LEASE_TTL
+
+    def describe(self) -> dict[str, Any]:
+        """The mount as ``GET /v1/sys/mounts`` lists it."""
+        return {
+            "accessor": self.accessor,
+            "config": {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False,
+                       "max_lease_ttl": self.max_lease_ttl},
+            "deprecation_status": "supported",
+            "description": self.description,
+            "external_entropy_access": False,
+            "local": self.local,
+            "options": dict(self.options),
+            "plugin_version": "",
+            "running_plugin_version": f"v{VERSION}+builtin.bao",
+            "running_sha256": "",
+            "seal_wrap": self.seal_wrap,
+            "type": self.type,
+            "uuid": self.uuid,
+        }
+
+
+def _engine_factories() -> dict[str, Any]:
+    from .pki.backend import PkiBackend
+
+    return {"pki": PkiBackend}
+
+
+class SecretsService:
+    """Mounts, tokens and the clock of the secrets service.
+
+    ``root_token`` is the dev server's root token id (default ``"root"``). All state changes hold
+    :attr:`lock` (an RLock), so concurrent requests never interleave inside one operation.
+    """
+
+    def __init__(self, clock: Clock, root_token: str = "root"):
+        self.clock = clock
+        self.root_token = root_token
+        self.lock = threading.RLock()
+        self.mounts: dict[str, Mount] = {}
+        self.tokens = TokenStore(root_token, clock.now())
+        self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
+        self.cluster_id = str(uuid.uuid4())
+        self.sealed = False
+
+    # -- mounts ------------------------------------------------------------------------------------
+    def enable_mount(self, path: str, type: str = "pki", description: str = "",
+                     default_lease_ttl: int = 0, max_lease_ttl: int = 0, options: dict | None = None) -> Mount:
+        """Mount an engine at ``path`` (``"pki"`` or ``"pki/"``; nested paths allowed).
+
+        Raises LogicalError 400: ``path is already in use at <p>/`` (also when one mount would nest
+        in another), ``cannot mount "<p>/"`` for reserved prefixes, ``plugin not found in the
+        catalog: <type>`` for engine types the double does not implement (only ``pki``).
+        """
+        norm = path.strip("/") + "/"
+        if norm == "/":
+            raise user_error('cannot mount "/"')
+        with self.lock:
+            if norm.startswith(RESERVED_MOUNT_PREFIXES) or norm in ("sys/", "auth/"):
+                raise user_error(f'cannot mount "{norm}"')
+            for existing in self.mounts:
+                if norm.startswith(existing) or existing.startswith(norm):
+                    raise user_error(f"path is already in use at {existing}")
+            factories = _engine_factories()
+            if type not in factories:
+                raise user_error(f"plugin not found in the catalog: {type}")
+            mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,
+                          max_lease_ttl=max_lease_ttl, accessor=f"{type}_{uuid.uuid4().hex[:8]}",
+                          uuid=str(uuid.uuid4()), options=dict(options or {}))
+            mount.backend = factories[type](self, mount)
+            self.mounts[norm] = mount
+            return mount
+
+    def disable_mount(self, path: str) -> None:
+        """Unmount ``path`` and drop all its state. Unknown paths are a no-op (OpenBao answers 204)."""
+        with self.lock:
+            self.mounts.pop(path.strip("/") + "/", None)
+
+    def find_mount(self, path: str) -> tuple[Mount, str] | None:
+        """The mount that serves ``path`` (longest prefix) and the path inside it, or ``None``."""
+        best: Mount | None = None
+        for prefix, mount in self.mounts.items():
+            if (path + "/").startswith(prefix) or path.startswith(prefix):
+                if best is None or len(prefix) > len(best.path):
+                    best = mount
+        if best is None:
+            return None
+        return best, path[len(best.path):] if len(path) >= len(best.path) else ""
+
+    def mount(self, path: str) -> Mount:
+        """The mount at exactly ``path``; raises KeyError if there is none."""
+        return self.mounts[path.strip("/") + "/"]
+
+    # -- tokens ------------------------------------------------------------------------------------
+    def create_token(self, policies: list[str] | None = None, ttl: int = 0, display_name: str = "",
+                     token_id: str | None = None, meta: dict | None = None, num_uses: int = 0,
+                     renewable: bool = True, no_default_policy: bool = False):
+        """Create a token directly (no HTTP); see TokenStore.create. Returns the Token record."""
+        with self.lock:
+            return self.tokens.create(self.clock.now(), policies=policies, ttl=ttl, display_name=display_name,
+                                      token_id=token_id, meta=meta, num_uses=num_uses, renewable=renewable,
+                                      no_default_policy=no_default_policy)
+
+    # -- snapshots -----------------------------------------------------------------------------------
+    def snapshot(self) -> Any:
+        """An opaque copy of all state; cheap (engines share immutable keys and certificates)."""
+        with self.lock:
+            mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
+            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed}
+
+    def restore(self, snapshot: Any) -> None:
+        """Return to ``snapshot`` (``None``: no mounts, only the root token)."""
+        with self.lock:
+            if snapshot is None:
+                self.mounts = {}
+                self.tokens = TokenStore(self.root_token, self.clock.now())
+                self.sealed = False
+                return
+            factories = _engine_factories()
+            mounts: dict[str, Mount] = {}
+            for record, backend_snapshot in snapshot["mounts"]:
+                mount = replace(record, options=dict(record.options))
+                mount.backend = factories[mount.type](self, mount)
+                mount.backend.restore(backend_snapshot)
+                mounts[mount.path] = mount
+            self.mounts = mounts
+            self.tokens = snapshot["tokens"].copy()
+            self.sealed = snapshot["sealed"]
+
+
+__all__ = ["SecretsService", "Mount", "random_id", "SYSTEM_DEFAULT_LEASE_TTL", "SYSTEM_MAX_LEASE_TTL", "VERSION"]

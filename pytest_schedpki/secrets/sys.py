@@ -1,0 +1,212 @@
+"""The system and token endpoints real clients call around the PKI engine.
+
+``sys/health``, ``sys/seal-status``, ``sys/mounts`` (list, enable, read, disable, ``tune``),
+``sys/internal/ui/mounts/:path``, ``auth/token/create``, ``auth/token/lookup-self`` and
+``auth/token/renew-self``, answered as OpenBao 2.7's dev server does.
+"""
+
+from __future__ import annotations
+
+from .fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, MAP, STRING, ANY, Field
+from .router import LogicalRequest, Path, Router
+from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from .fields import duration_seconds, ConversionError
+from .wire import LogicalResponse, LogicalError, not_found, user_error
+
+
+def _health(req: LogicalRequest) -> LogicalResponse:
+    service = req.service
+    body = {
+        "initialized": True,
+        "sealed": service.sealed,
+        "standby": False,
+        "replication_performance_mode": "disabled",
+        "replication_dr_mode": "disabled",
+        "server_time_utc": int(service.clock.now().timestamp()),
+        "version": VERSION,
+        "cluster_name": service.cluster_name,
+        "cluster_id": service.cluster_id,
+    }
+    return LogicalResponse(data=body, bare=True, status=503 if service.sealed else 200)
+
+
+def _seal_status(req: LogicalRequest) -> LogicalResponse:
+    service = req.service
+    body = {
+        "type": "shamir", "initialized": True, "sealed": service.sealed, "t": 1, "n": 1, "progress": 0,
+        "nonce": "", "recovery_seal": False, "version": VERSION, "commit_date": "2026-10-26T20:32:27Z",
+        "migration": False, "cluster_name": service.cluster_name, "cluster_id": service.cluster_id,
+        "storage_type": "inmem",
+    }
+    return LogicalResponse(data=body, bare=True)
+
+
+def _list_mounts(req: LogicalRequest) -> LogicalResponse:
+    data = {path: mount.describe() for path, mount in sorted(req.service.mounts.items())}
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _ttl_value(config: dict, key: str) -> int:
+    try:
+        return duration_seconds(config.get(key)) if config.get(key) not in (None, "", "system") else 0
+    except ConversionError as exc:
+        raise user_error(str(exc)) from None
+
+
+def _enable_mount(req: LogicalRequest) -> LogicalResponse:
+    config = req.data.get("config") or {}
+    engine_type = req.data.get("type")
+    if not engine_type:
+        raise user_error("backend type must be specified as a string")
+    req.service.enable_mount(
+        req.data.get("path"), type=engine_type, description=req.data.get("description"),
+        default_lease_ttl=_ttl_value(config, "default_lease_ttl"), max_lease_ttl=_ttl_value(config, "max_lease_ttl"),
+        options=req.data.get("options") or {},
+    )
+    return LogicalResponse(status=204)
+
+
+def _lookup_mount(req: LogicalRequest):
+    found = req.service.mounts.get(req.data.get("path").strip("/") + "/")
+    if found is None:
+        raise user_error(f"No secret engine mount at {req.data.get('path').strip('/')}/")
+    return found
+
+
+def _read_mount(req: LogicalRequest) -> LogicalResponse:
+    data = _lookup_mount(req).describe()
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _disable_mount(req: LogicalRequest) -> LogicalResponse:
+    req.service.disable_mount(req.data.get("path"))
+    return LogicalResponse(status=204)
+
+
+def _read_tune(req: LogicalRequest) -> LogicalResponse:
+    mount = _lookup_mount(req)
+    data = {"default_lease_ttl": mount.effective_default_ttl(), "description": mount.description,
+            "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl()}
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _write_tune(req: LogicalRequest) -> LogicalResponse:
+    mount = _lookup_mount(req)
+    default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
+    for key in ("default_lease_ttl", "max_lease_ttl"):
+        raw = req.raw.get(key)
+        if raw is None or raw == "":
+            continue
+        value = 0 if raw == "system" else _ttl_value({key: raw}, key)
+        if key == "default_lease_ttl":
+            default_ttl = value
+        else:
+            max_ttl = value
+    effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
+    if default_ttl and default_ttl > effective_max:
+        raise user_error("tuning of default lease TTL failed: default lease TTL cannot be greater than max lease TTL")
+    mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
+    if req.data.sent("description"):
+        mount.description = req.data.get("description")
+    return LogicalResponse(status=204)
+
+
+def _ui_mount(req: LogicalRequest) -> LogicalResponse:
+    found = req.service.find_mount(req.data.get("path").strip("/"))
+    if found is None:
+        raise not_found()
+    mount = found[0]
+    return LogicalResponse(data={"path": mount.path, "type": mount.type, "options": mount.options or None,
+                                 "description": mount.description, "accessor": mount.accessor,
+                                 "config": mount.describe()["config"], "local": mount.local,
+                                 "seal_wrap": mount.seal_wrap, "external_entropy_access": False,
+                                 "uuid": mount.uuid, "plugin_version": "", "running_plugin_version": "",
+                                 "running_sha256": ""})
+
+
+_MOUNT_FIELDS = {
+    "path": Field(STRING), "type": Field(STRING), "description": Field(STRING), "config": Field(MAP),
+    "options": Field(MAP), "local": Field(BOOL), "seal_wrap": Field(BOOL), "plugin_name": Field(STRING),
+    "external_entropy_access": Field(BOOL), "plugin_version": Field(STRING),
+}
+_TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
+                "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(ANY),
+                "audit_non_hmac_response_keys": Field(ANY), "listing_visibility": Field(STRING),
+                "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),
+                "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
+
+SYS_ROUTER = Router([
+    Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
+                    "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
+         {"read": _health}, unauthenticated=True),
+    Path("seal-status", {}, {"read": _seal_status}, unauthenticated=True),
+    Path("mounts/?", {}, {"read": _list_mounts}),
+    Path("mounts/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}),
+    Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
+    Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
+])
+
+
+# -- auth/token -----------------------------------------------------------------------------------------
+def _token_create(req: LogicalRequest) -> LogicalResponse:
+    parent = req.token
+    policies = req.data.get("policies") if req.data.sent("policies") else None
+    if parent is not None and not parent.is_root and policies:
+        missing = [p for p in policies if p not in parent.policies and p != "default"]
+        if missing:
+            raise user_error("child policies must be subset of parent")
+    ttl = _token_ttl(req.raw.get("ttl"))
+    token = req.service.tokens.create(
+        req.service.clock.now(), policies=policies, ttl=ttl, display_name=req.data.get("display_name"),
+        meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"),
+        renewable=req.data.get("renewable") if req.data.sent("renewable") else True,
+        token_id=req.data.get("id") or None, no_default_policy=req.data.get("no_default_policy"),
+        parent=None if req.data.get("no_parent") else parent,
+        explicit_max_ttl=_token_ttl(req.raw.get("explicit_max_ttl")),
+    )
+    return LogicalResponse(data=None, auth=token.auth_block())
+
+
+def _lookup_self(req: LogicalRequest) -> LogicalResponse:
+    return LogicalResponse(data=req.token.lookup_data(req.service.clock.now()))
+
+
+def _lookup(req: LogicalRequest) -> LogicalResponse:
+    token = req.service.tokens.lookup(req.data.get("token"), req.service.clock.now())
+    if token is None:
+        raise user_error("bad token")
+    return LogicalResponse(data=token.lookup_data(req.service.clock.now()))
+
+
+def _renew_self(req: LogicalRequest) -> LogicalResponse:
+    token = req.token
+    if not token.renewable:
+        raise user_error("lease is not renewable")
+    return LogicalResponse(data=None, auth=token.auth_block())
+
+
+def _token_ttl(value) -> int:
+    """Token TTLs are parsed by the token store itself: its errors carry no field prefix."""
+    try:
+        return duration_seconds(value)
+    except ConversionError as exc:
+        raise LogicalError(400, [str(exc)]) from None
+
+
+_CREATE_FIELDS = {
+    "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(MAP),
+    "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
+    "ttl": Field(ANY), "explicit_max_ttl": Field(ANY), "display_name": Field(STRING),
+    "num_uses": Field(INT), "period": Field(DURATION), "type": Field(STRING), "entity_alias": Field(STRING),
+    "role_name": Field(STRING),
+}
+
+TOKEN_ROUTER = Router([
+    Path("create", _CREATE_FIELDS, {"update": _token_create}),
+    Path("create-orphan", _CREATE_FIELDS, {"update": _token_create}),
+    Path("lookup-self", {"token": Field(STRING)}, {"read": _lookup_self, "update": _lookup_self}),
+    Path("lookup", {"token": Field(STRING)}, {"update": _lookup}),
+    Path("renew-self", {"increment": Field(DURATION)}, {"update": _renew_self}),
+])
+
+__all__ = ["SYS_ROUTER", "TOKEN_ROUTER"]

@@ -1,0 +1,142 @@
+"""One werkzeug listener per service, served from a daemon thread.
+
+:class:`ServiceServer` binds (port 0 picks a free port), serves with werkzeug's threaded server and
+answers every request through a guard that turns an exception escaping the application into the
+service's own 500 error shape (never a traceback or an HTML page) and records it in
+``handler_errors``, so the pytest plugin can fail the test that caused it.
+"""
+
+from __future__ import annotations
+
+import ssl
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.wrappers import Response
+
+POLL_INTERVAL = 0.05  # seconds; bounds how long shutdown() waits for serve_forever to notice
+
+
+@dataclass
+class HandlerError:
+    """An exception raised inside a request handler: where, what, and the formatted traceback."""
+
+    service: str
+    method: str
+    path: str
+    exception: BaseException
+    traceback: str = field(repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.service}: {self.method} {self.path} raised:\n{self.traceback}"
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """werkzeug's request handler without the per-request access log line."""
+
+    def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
+        return None
+
+    def log_error(self, format, *args):  # noqa: A002 - stdlib signature
+        return None
+
+
+class _VerboseHandler(WSGIRequestHandler):
+    pass
+
+
+class ServiceServer:
+    """A werkzeug WSGI server for one service, in a daemon thread.
+
+    ``app`` is a WSGI callable; ``error_response(exc)`` builds the service's 500 answer for an
+    exception that escaped ``app`` (scheduler: plain text; secrets: ``{"errors": [...]}``).
+    ``port=0`` binds a free port; :attr:`url` tells which. :meth:`stop` returns within about
+    :data:`POLL_INTERVAL` seconds.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        app: Callable,
+        error_response: Callable[[BaseException], Response],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+        log_requests: bool = False,
+    ):
+        self.name = name
+        self.app = app
+        self.error_response = error_response
+        self.host = host
+        self.requested_port = port
+        self.ssl_context = ssl_context
+        self.log_requests = log_requests
+        self.handler_errors: list[HandlerError] = []
+        self._lock = threading.Lock()
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- WSGI guard ---------------------------------------------------------------------------
+    def _guarded(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            return self.app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - any escape is a double bug: record, answer 500
+            tb = traceback.format_exc()
+            with self._lock:
+                self.handler_errors.append(
+                    HandlerError(self.name, environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""), exc, tb)
+                )
+            if self.log_requests:
+                print(tb, file=sys.stderr)
+            return self.error_response(exc)(environ, start_response)
+
+    def pop_handler_errors(self) -> list[HandlerError]:
+        """Return and forget the handler errors recorded so far."""
+        with self._lock:
+            errors, self.handler_errors = self.handler_errors, []
+        return errors
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> ServiceServer:
+        """Bind and start serving; returns once the socket listens (requests are accepted)."""
+        handler = _VerboseHandler if self.log_requests else _QuietHandler
+        self._server = make_server(
+            self.host, self.requested_port, self._guarded, threaded=True,
+            request_handler=handler, ssl_context=self.ssl_context,
+        )
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},
+            name=f"schedpki-{self.name}", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        """The bound port (resolved when started with port 0)."""
+        if self._server is None:
+            raise RuntimeError(f"{self.name} server is not started")
+        return self._server.port
+
+    @property
+    def url(self) -> str:
+        """Base URL such as ``http://127.0.0.1:4646`` (https when an SSL context is set)."""
+        scheme = "https" if self.ssl_context else "http"
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"{scheme}://{host}:{self.port}"
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; idempotent."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+            self._thread = None
