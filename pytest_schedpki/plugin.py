@@ -1,30 +1,90 @@
-"""PLACEHOLDER plugin (being built)."""
+"""pytest plugin: one double per session (per xdist worker), reset at the setup of every test.
+
+Fixture chain (override any of them in a conftest):
+
+* ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
+  ``schedpki_management_token``, ``schedpki_root_token`` and ``schedpki_seed`` (paths relative to
+  the rootdir);
+* ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
+  seeded, with its baseline saved;
+* ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
+  reset to the baseline and the test's ``@pytest.mark.schedpki(seed=...)`` seeds applied. At
+  teardown, an exception raised inside a request handler during the test fails it with the
+  traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
 import pytest
 
 from .double import Double
+from .handle import SchedpkiHandle
 
 
-class _Svc:
-    def __init__(self, url, token, state):
-        self.url, self.token, self.state = url, token, state
+@dataclass
+class Settings:
+    """Session-level settings: listen ``host``, the two tokens, and ``seeds`` (file paths applied
+    once per session, in order, before the baseline is saved)."""
+
+    host: str = "127.0.0.1"
+    management_token: str = "root"
+    root_token: str = "root"
+    seeds: list[str] = field(default_factory=list)
 
 
-class _Handle:
-    def __init__(self, double):
-        self.double = double
-        self.scheduler = _Svc(double.scheduler_url, double.management_token, double.scheduler)
-        self.secrets = _Svc(double.secrets_url, double.root_token, double.secrets)
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("schedpki_host", "listen address of the schedpki double (default 127.0.0.1)", default="127.0.0.1")
+    parser.addini("schedpki_management_token", "scheduler bootstrap management token secret (default root)", default="root")
+    parser.addini("schedpki_root_token", "secrets service root token (default root)", default="root")
+    parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "schedpki(seed=...): seed files or mappings applied to the double for this test")
 
 
 @pytest.fixture(scope="session")
-def schedpki_double():
-    d = Double().start()
-    d.save_baseline()
-    yield d
-    d.stop()
+def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
+    """The session settings (override this fixture to change host, tokens or seeds)."""
+    root = str(pytestconfig.rootpath)
+    seeds = [p if os.path.isabs(p) else os.path.join(root, p) for p in pytestconfig.getini("schedpki_seed")]
+    return Settings(
+        host=pytestconfig.getini("schedpki_host"),
+        management_token=pytestconfig.getini("schedpki_management_token"),
+        root_token=pytestconfig.getini("schedpki_root_token"),
+        seeds=seeds,
+    )
+
+
+@pytest.fixture(scope="session")
+def schedpki_double(schedpki_settings: Settings):
+    """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
+    double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token)
+    for seed in schedpki_settings.seeds:
+        double.seed(seed)
+    double.start(schedpki_settings.host)
+    double.save_baseline()
+    try:
+        yield double
+    finally:
+        double.stop()
 
 
 @pytest.fixture
-def schedpki(schedpki_double):
+def schedpki(request: pytest.FixtureRequest, schedpki_double: Double):
+    """The per-test handle; state is reset to the session baseline before the test runs."""
     schedpki_double.reset()
-    yield _Handle(schedpki_double)
+    schedpki_double.clock.use("follow")
+    schedpki_double.pop_handler_errors()
+    for marker in reversed(list(request.node.iter_markers("schedpki"))):
+        seeds = marker.kwargs.get("seed")
+        for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
+            schedpki_double.seed(seed)
+    handle = SchedpkiHandle(schedpki_double)
+    yield handle
+    errors = schedpki_double.pop_handler_errors()
+    if errors:
+        pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)

@@ -8,6 +8,7 @@ service's own 500 error shape (never a traceback or an HTML page) and records it
 
 from __future__ import annotations
 
+import socket
 import ssl
 import sys
 import threading
@@ -47,6 +48,20 @@ class _QuietHandler(WSGIRequestHandler):
 
 class _VerboseHandler(WSGIRequestHandler):
     pass
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind and listen ourselves, so a taken port raises OSError (werkzeug would sys.exit)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class ServiceServer:
@@ -104,10 +119,14 @@ class ServiceServer:
     def start(self) -> ServiceServer:
         """Bind and start serving; returns once the socket listens (requests are accepted)."""
         handler = _VerboseHandler if self.log_requests else _QuietHandler
-        self._server = make_server(
-            self.host, self.requested_port, self._guarded, threaded=True,
-            request_handler=handler, ssl_context=self.ssl_context,
-        )
+        sock = _listen(self.host, self.requested_port)
+        try:
+            self._server = make_server(
+                self.host, self.requested_port, self._guarded, threaded=True,
+                request_handler=handler, ssl_context=self.ssl_context, fd=sock.fileno(),
+            )
+        finally:
+            sock.close()  # werkzeug works on its own duplicate of the descriptor
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},

@@ -190,6 +190,21 @@ def handle(service: SecretsService, request: Request) -> Response:
         raise LogicalError(413, ["http: request body too large"])
     raw = _body(request, operation) if operation in ("update", "patch") else query
 
+    result = dispatch(service, operation, rel, raw, request_token(request),
+                      {k: v for k, v in request.headers.items()})
+    return result.to_response()
+
+
+def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
+             headers: dict[str, str] | None = None) -> LogicalResponse:
+    """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
+
+    ``operation`` is read/list/update/delete/patch; ``rel`` the path after ``/v1/`` (list paths
+    get their trailing ``/`` here if missing); ``raw`` the request data. Returns the handler's
+    LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
+    """
+    if operation == "list" and not rel.endswith("/"):
+        rel += "/"
     router, inner, mount = _route(service, rel)
     if service.sealed and rel not in ("sys/health", "sys/seal-status"):
         raise LogicalError(503, ["Vault is sealed"])
@@ -197,7 +212,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     token = None
     if not unauthenticated:
         with service.lock:
-            token = service.tokens.lookup(request_token(request), service.clock.now())
+            token = service.tokens.lookup(token_id, service.clock.now())
         if token is None:
             raise permission_denied()
         sudo = router is not None and router.is_sudo(inner)
@@ -209,11 +224,10 @@ def handle(service: SecretsService, request: Request) -> Response:
         raise user_error("cannot write to a path ending in '/'")
 
     def make_request(**kwargs) -> LogicalRequest:
-        return LogicalRequest(mount=mount, service=service, token=token,
-                              headers={k: v for k, v in request.headers.items()}, **kwargs)
+        return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}), **kwargs)
 
     with service.lock:
-        result: LogicalResponse = router.handle(operation, inner, raw, make_request)
+        result = router.handle(operation, inner, raw, make_request)
     if result is None:
         raise LogicalError(404, [])
-    return result.to_response()
+    return result

@@ -1,5 +1,103 @@
-"""PLACEHOLDER: secrets seed (being built)."""
+"""The ``secrets:`` section of a seed file -> calls on the secrets service (same rules as the API).
+
+Schema (every key optional)::
+
+    secrets:
+      tokens:                      # extra tokens besides the root token
+        - id: app-token            # optional; random "s.<24 chars>" otherwise
+          policies: [default]
+          ttl: 1h                  # Go duration or seconds
+      mounts:
+        - path: pki                # required
+          type: pki                # default pki
+          config: {default_lease_ttl: 768h, max_lease_ttl: 87600h}
+          urls: {issuing_certificates: [...], crl_distribution_points: [...]}
+          issuers:                 # root/generate/internal parameters
+            - common_name: Example Root CA
+              issuer_name: root
+              ttl: 87600h
+              key_type: ec
+          roles:                   # roles/:name parameters (name is the role name)
+            - name: example-dot-com
+              allowed_domains: [example.com]
+              allow_subdomains: true
+              max_ttl: 72h
+
+Each entry goes through the same handlers as the HTTP API with the root token, so a seed is
+validated exactly like a request; the first failure raises SeedError naming the file, the entry
+(``secrets.mounts[0].roles[1]``) and the upstream error text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SeedError
+from .http import dispatch
+from .service import SecretsService
+from .wire import LogicalError
+
+_MOUNT_KEYS = {"path", "type", "description", "config", "urls", "issuers", "roles"}
 
 
-def apply_secrets_seed(service, section, source):
-    return None
+def _call(service: SecretsService, source: str, entry: str, operation: str, path: str, data: dict[str, Any]):
+    try:
+        return dispatch(service, operation, path, data, service.root_token)
+    except LogicalError as exc:
+        problem = "; ".join(e.strip() for e in exc.errors) or f"HTTP {exc.status}"
+        raise SeedError(source, entry, problem) from None
+
+
+def _mapping(value: Any, source: str, entry: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SeedError(source, entry, f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, source: str, entry: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SeedError(source, entry, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
+    """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
+    section = _mapping(section, source, "secrets")
+    unknown = set(section) - {"tokens", "mounts"}
+    if unknown:
+        raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected tokens or mounts")
+    for i, raw in enumerate(_list(section.get("tokens"), source, "secrets.tokens")):
+        entry = f"secrets.tokens[{i}]"
+        token = dict(_mapping(raw, source, entry))
+        _call(service, source, entry, "update", "auth/token/create", token)
+    for i, raw in enumerate(_list(section.get("mounts"), source, "secrets.mounts")):
+        entry = f"secrets.mounts[{i}]"
+        mount = _mapping(raw, source, entry)
+        unknown = set(mount) - _MOUNT_KEYS
+        if unknown:
+            raise SeedError(source, f"{entry}.{sorted(unknown)[0]}", f"unknown key; expected one of {', '.join(sorted(_MOUNT_KEYS))}")
+        path = mount.get("path")
+        if not isinstance(path, str) or not path.strip("/"):
+            raise SeedError(source, f"{entry}.path", "required: the mount path, e.g. pki")
+        path = path.strip("/")
+        _call(service, source, entry, "update", f"sys/mounts/{path}",
+              {"type": mount.get("type", "pki"), "description": mount.get("description", "")})
+        if mount.get("config"):
+            _call(service, source, f"{entry}.config", "update", f"sys/mounts/{path}/tune",
+                  dict(_mapping(mount["config"], source, f"{entry}.config")))
+        if mount.get("urls"):
+            _call(service, source, f"{entry}.urls", "update", f"{path}/config/urls",
+                  dict(_mapping(mount["urls"], source, f"{entry}.urls")))
+        for j, issuer in enumerate(_list(mount.get("issuers"), source, f"{entry}.issuers")):
+            ientry = f"{entry}.issuers[{j}]"
+            _call(service, source, ientry, "update", f"{path}/root/generate/internal",
+                  dict(_mapping(issuer, source, ientry)))
+        for j, role in enumerate(_list(mount.get("roles"), source, f"{entry}.roles")):
+            rentry = f"{entry}.roles[{j}]"
+            role = dict(_mapping(role, source, rentry))
+            name = role.pop("name", None)
+            if not isinstance(name, str) or not name:
+                raise SeedError(source, f"{rentry}.name", "required: the role name")
+            _call(service, source, rentry, "update", f"{path}/roles/{name}", role)

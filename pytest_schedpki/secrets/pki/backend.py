@@ -1,16 +1,52 @@
-"""PLACEHOLDER: the PKI engine (being built)."""
+"""The PKI engine of one mount: its state and its routes.
+
+Routes come from the modules that own them (each exports ``paths(backend) -> list[Path]``); order
+matters only where two patterns could match the same path (specific ones first).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ..router import Router
+from .model import PkiState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..service import Mount, SecretsService
+
+# modules under pytest_schedpki.secrets.pki that contribute paths, in routing order
+PATH_MODULES = ("issuers", "roles", "issue", "fetch")
 
 
 class PkiBackend:
-    def __init__(self, service, mount):
+    """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
+
+    ``service`` gives the clock (``service.clock.now()``) and ``mount`` the TTL defaults
+    (``mount.effective_default_ttl()``, ``mount.effective_max_ttl()``, seconds).
+    """
+
+    def __init__(self, service: SecretsService, mount: Mount):
         self.service = service
         self.mount = mount
-        self.router = Router([])
+        self.state = PkiState()
+        paths = []
+        for name in PATH_MODULES:
+            try:
+                module = importlib.import_module(f"{__package__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name == f"{__package__}.{name}":
+                    continue  # not built yet
+                raise
+            paths.extend(module.paths(self))
+        self.router = Router(paths)
 
-    def snapshot(self):
-        return None
+    def now(self):
+        """The double's clock (aware UTC datetime)."""
+        return self.service.clock.now()
 
-    def restore(self, snapshot):
-        return None
+    def snapshot(self) -> Any:
+        return self.state.copy()
+
+    def restore(self, snapshot: Any) -> None:
+        self.state = snapshot.copy() if snapshot is not None else PkiState()

@@ -1,0 +1,93 @@
+"""``schedpki serve``: both services standalone, for clients in any language.
+
+Prints the two addresses and ready-to-paste environment lines, then serves until SIGINT or
+SIGTERM (it stops within about 0.1 s). Exit status: 0 after a clean stop, 2 for bad arguments or
+a bad seed file (the message names the file, the entry and the problem), 1 when a port cannot be
+bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from importlib import resources
+
+from .double import Double
+from .errors import SeedError
+
+
+def default_seed_path() -> str:
+    """Path of the seed loaded when ``--seed`` is not given (packaged ``default_seed.yaml``)."""
+    return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="schedpki", description="Test double of Nomad ACL auth methods and the OpenBao/Vault PKI engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run both services until interrupted")
+    serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--scheduler-port", type=int, default=4646, help="scheduler (Nomad API) port; 0 = any free port (default 4646)")
+    serve.add_argument("--secrets-port", type=int, default=8200, help="secrets (OpenBao/Vault API) port; 0 = any free port (default 8200)")
+    serve.add_argument("--management-token", default="root", help="the scheduler's bootstrap management token secret (default root)")
+    serve.add_argument("--root-token", default="root", help="the secrets service's root token (default root)")
+    serve.add_argument("--seed", action="append", metavar="FILE.yaml",
+                       help="YAML seed file (repeatable); default: the packaged example seed")
+    serve.add_argument("--no-seed", action="store_true", help="start empty (no default seed)")
+    serve.add_argument("--log-requests", action="store_true", help="print one line per request to stderr")
+    return parser
+
+
+def env_lines(double: Double) -> list[str]:
+    """The ``export`` lines for NOMAD_*, VAULT_* and BAO_* pointing at ``double``."""
+    return [
+        f"export NOMAD_ADDR={double.scheduler_url}",
+        f"export NOMAD_TOKEN={double.management_token}",
+        f"export VAULT_ADDR={double.secrets_url}",
+        f"export VAULT_TOKEN={double.root_token}",
+        f"export BAO_ADDR={double.secrets_url}",
+        f"export BAO_TOKEN={double.root_token}",
+    ]
+
+
+def serve(args: argparse.Namespace) -> int:
+    double = Double(management_token=args.management_token, root_token=args.root_token)
+    seeds = [] if args.no_seed else (args.seed or [default_seed_path()])
+    try:
+        for seed in seeds:
+            double.seed(seed)
+    except SeedError as exc:
+        print(f"schedpki: bad seed: {exc}", file=sys.stderr)
+        return 2
+    try:
+        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests)
+    except OSError as exc:
+        print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"schedpki: scheduler (Nomad ACL auth methods API) on {double.scheduler_url}")
+    print(f"schedpki: secrets (OpenBao/Vault PKI API) on {double.secrets_url}")
+    if seeds:
+        print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
+    print("\n".join(env_lines(double)), flush=True)
+    while not stop.wait(0.05):
+        pass
+    double.stop()
+    print("schedpki: stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``schedpki`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return 2  # pragma: no cover - argparse requires a command
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

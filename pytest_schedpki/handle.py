@@ -1,0 +1,61 @@
+"""What a test holds: the ``schedpki`` fixture's value."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .double import Double
+
+
+@dataclass
+class ServiceHandle:
+    """One service as a test sees it: ``url`` (base URL without ``/v1``), ``token`` (the scheduler's
+    management token secret, or the secrets service's root token) and ``state`` (the backend:
+    ``SchedulerState`` or ``SecretsService``) for seeding and inspection without HTTP."""
+
+    url: str
+    token: str
+    state: Any
+
+    def headers(self) -> dict[str, str]:
+        """Headers carrying :attr:`token` as the real clients send it (``X-Nomad-Token`` for the
+        scheduler, ``X-Vault-Token`` for the secrets service)."""
+        name = "X-Nomad-Token" if type(self.state).__name__ == "SchedulerState" else "X-Vault-Token"
+        return {name: self.token}
+
+
+class SchedpkiHandle:
+    """The per-test handle: both services, the clock and the knobs.
+
+    * ``scheduler`` / ``secrets``: :class:`ServiceHandle` (``.url``, ``.token``, ``.state``);
+    * ``double``: the session's :class:`~pytest_schedpki.double.Double`;
+    * ``clock``: the double's switchable clock (``.use("manual"|"follow"|"real")``);
+    * :meth:`seed`, :meth:`set_lag`, :meth:`pause_replication`, :meth:`sync`.
+    """
+
+    def __init__(self, double: Double):
+        self.double = double
+        self.scheduler = ServiceHandle(double.scheduler_url, double.management_token, double.scheduler)
+        self.secrets = ServiceHandle(double.secrets_url, double.root_token, double.secrets)
+        self.clock = double.clock
+
+    def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
+        """Apply a YAML seed file or mapping on top of the current state (lasts for this test).
+        Raises SeedError naming the file, entry and problem."""
+        self.double.seed(seed)
+
+    def set_lag(self, lag: float | datetime.timedelta | None) -> None:
+        """Replication lag of the scheduler's local region: seconds or a timedelta on the double's
+        clock (``None``/0 = reads see writes at once)."""
+        self.double.scheduler.set_lag(lag)
+
+    def pause_replication(self) -> None:
+        """Stop applying writes to the scheduler's local region until :meth:`sync`."""
+        self.double.scheduler.pause_replication()
+
+    def sync(self) -> None:
+        """Apply every pending write to the scheduler's local region now (and resume replication)."""
+        self.double.scheduler.sync()
