@@ -7,8 +7,8 @@ import ssl
 from typing import Any
 
 from .clock import Clock, SwitchableClock
-from .scheduler.http import make_app as make_scheduler_app
 from .scheduler.http import error_response as scheduler_error_response
+from .scheduler.http import make_app as make_scheduler_app
 from .scheduler.state import SchedulerState
 from .secrets.http import error_response as secrets_error_response
 from .secrets.http import make_app as make_secrets_app

@@ -1,24 +1,152 @@
-"""Which token may do what (OpenBao's ACL, reduced until path policies land).
+"""Which token may do what: OpenBao's ACL policies and their evaluation.
 
-The root token may do everything. Other tokens carry the built-in ``default`` policy, which grants
-their own token endpoints (``auth/token/lookup-self``, ``renew-self``, ``revoke-self``) and nothing
-in the engines; every other request is denied with the multierror 403.
+* The ``root`` policy allows everything; the built-in ``default`` policy grants a token its own
+  token endpoints and a few sys helpers (the same rules as OpenBao's default policy).
+* Policy paths are exact, or globs: a trailing ``*`` matches any suffix, ``+`` one path segment.
+  When several patterns match, the most specific wins by OpenBao's priority rules (the first
+  wildcard later in the pattern; no trailing ``*``; fewer ``+`` segments; longer; lexically larger).
+  The same pattern in several of a token's policies merges its capabilities; ``deny`` wins.
+* Operations map to capabilities: read, list, update (``create`` when the path's existence check
+  says the item does not exist yet), delete, patch; root-protected paths also need ``sudo``.
 """
 
 from __future__ import annotations
 
+import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .policy_parser import parse_policy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import SecretsService
     from .tokens import Token
 
-DEFAULT_POLICY_PATHS = ("auth/token/lookup-self", "auth/token/renew-self", "auth/token/revoke-self")
+DEFAULT_POLICY = """path "auth/token/lookup-self" {
+    capabilities = ["read"]
+}
+path "auth/token/renew-self" {
+    capabilities = ["update"]
+}
+path "auth/token/revoke-self" {
+    capabilities = ["update"]
+}
+path "sys/capabilities-self" {
+    capabilities = ["update"]
+}
+path "sys/internal/ui/resultant-acl" {
+    capabilities = ["read"]
+}
+path "sys/leases/renew" {
+    capabilities = ["update"]
+}
+path "sys/leases/lookup" {
+    capabilities = ["update"]
+}
+path "cubbyhole/*" {
+    capabilities = ["create", "read", "update", "delete", "list"]
+}
+path "sys/wrapping/wrap" {
+    capabilities = ["update"]
+}
+path "sys/wrapping/lookup" {
+    capabilities = ["update"]
+}
+path "sys/wrapping/unwrap" {
+    capabilities = ["update"]
+}
+path "sys/tools/hash" {
+    capabilities = ["update"]
+}
+path "sys/tools/hash/*" {
+    capabilities = ["update"]
+}
+"""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A stored ACL policy: its ``name``, source ``text``, parsed ``rules`` ({pattern: capabilities}),
+    ``modified`` time and ``version`` (bumped on every write)."""
+
+    name: str
+    text: str
+    rules: dict
+    modified: datetime.datetime
+    version: int = 1
+
+    def describe(self) -> dict:
+        """``data`` of ``GET sys/policies/acl/:name``."""
+        from .tokens import rfc3339_nano
+
+        return {"allow_slashes_in_identity_templates": False, "allow_wildcards_in_identity_templates": False,
+                "cas_required": False, "modified": rfc3339_nano(self.modified), "name": self.name,
+                "policy": self.text, "version": self.version}
+
+
+def default_policies(now: datetime.datetime) -> dict[str, Policy]:
+    """The policies every server starts with (``root`` has no rules: it allows everything)."""
+    return {
+        "default": Policy("default", DEFAULT_POLICY, parse_policy(DEFAULT_POLICY), now),
+        "root": Policy("root", "", {}, now),
+    }
+
+
+def _matches(pattern: str, path: str) -> bool:
+    glob = pattern.endswith("*")
+    body = pattern[:-1] if glob else pattern
+    if "+" not in body:
+        return path.startswith(body) if glob else path == body
+    pattern_parts = body.split("/")
+    path_parts = path.split("/")
+    if glob:
+        if len(path_parts) < len(pattern_parts):
+            return False
+        head = path_parts[: len(pattern_parts) - 1]
+        tail = "/".join(path_parts[len(pattern_parts) - 1:])
+        if not tail.startswith(pattern_parts[-1]) and pattern_parts[-1] != "+":
+            return False
+        if pattern_parts[-1] == "+" and (not path_parts[len(pattern_parts) - 1] and len(path_parts) == len(pattern_parts)):
+            return False
+        return all(p == "+" and s != "" or p == s for p, s in zip(pattern_parts[:-1], head, strict=True))
+    if len(pattern_parts) != len(path_parts):
+        return False
+    return all(p == "+" and s != "" or p == s for p, s in zip(pattern_parts, path_parts, strict=True))
+
+
+def _priority(pattern: str) -> tuple:
+    """Sort key: a higher key is a more specific pattern (OpenBao's priority rules)."""
+    positions = [i for i, ch in enumerate(pattern) if ch in "+*"]
+    first_wildcard = positions[0] if positions else len(pattern) + 1
+    return (first_wildcard, not pattern.endswith("*"), -pattern.count("+"), len(pattern), pattern)
+
+
+def capabilities(policies: list[Policy], path: str) -> set[str]:
+    """The capabilities the given policies grant on ``path`` (relative to ``/v1/``)."""
+    merged: dict[str, set[str]] = {}
+    for policy in policies:
+        for pattern, caps in policy.rules.items():
+            merged.setdefault(pattern, set()).update(caps)
+    if path in merged and "*" not in path and "+" not in path:
+        best = path
+    else:
+        candidates = [p for p in merged if ("*" in p or "+" in p) and _matches(p, path)]
+        if not candidates:
+            return set()
+        best = max(candidates, key=_priority)
+    caps = merged[best]
+    return {"deny"} if "deny" in caps else set(caps)
 
 
 def check_capability(service: SecretsService, token: Token, path: str, operation: str, sudo: bool) -> bool:
-    """Whether ``token`` may run ``operation`` (read, list, update, delete, patch) on ``path``
-    (relative to ``/v1/``); ``sudo`` says the path also needs the ``sudo`` capability."""
+    """Whether ``token`` may run ``operation`` (read, list, update, create, delete, patch) on
+    ``path``; ``sudo`` says the path is root-protected and also needs the ``sudo`` capability."""
     if token.is_root:
         return True
-    return path.rstrip("/") in DEFAULT_POLICY_PATHS
+    policies = [service.policies[name] for name in token.policies if name in service.policies]
+    caps = capabilities(policies, path)
+    if "deny" in caps:
+        return False
+    if sudo and "sudo" not in caps:
+        return False
+    return operation in caps

@@ -23,7 +23,7 @@ from typing import Any
 from werkzeug.wrappers import Request, Response
 
 from .acl import check_capability
-from .fields import JsonNumber, parse_go_bool, ConversionError
+from .fields import ConversionError, JsonNumber, parse_go_bool
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
@@ -133,7 +133,7 @@ def _is_form(head: bytes, content_type: str) -> bool:
     if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         return False
     stripped = head.lstrip(b" \t\r\n")
-    return not stripped[:1] in (b"{", b"[")
+    return stripped[:1] not in (b"{", b"[")
 
 
 def _body(request: Request, operation: str) -> dict[str, Any]:
@@ -216,7 +216,11 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         if token is None:
             raise permission_denied()
         sudo = router is not None and router.is_sudo(inner)
-        if not check_capability(service, token, rel, operation, sudo):
+        capability = operation
+        if router is not None:
+            with service.lock:
+                capability = router.capability_for(operation, inner, mount.backend if mount else None)
+        if not check_capability(service, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])

@@ -50,7 +50,8 @@ Handler = Callable[[LogicalRequest], LogicalResponse]
 class Path:
     """One route: ``pattern`` (anchored regex, named groups become fields), ``fields`` (schema),
     ``operations`` (``{operation: handler}``), ``unauthenticated`` (no token needed, as the engine's
-    ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``)."""
+    ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``), ``existence`` (OpenBao's existence check:
+    ``existence(mount_backend, captures) -> bool``; an update of a missing item needs ``create``)."""
 
     pattern: str
     fields: dict[str, Field]
@@ -58,6 +59,7 @@ class Path:
     unauthenticated: bool = False
     sudo: bool = False
     takes_arbitrary_input: bool = False
+    existence: Callable[[Any, dict[str, str]], bool] | None = None
     regex: re.Pattern = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,6 +84,15 @@ class Router:
         """Whether ``path`` (mount-relative) is served without a token."""
         found = self.match(path)
         return bool(found and found[0].unauthenticated)
+
+    def capability_for(self, operation: str, path: str, backend: Any) -> str:
+        """The ACL capability ``operation`` needs on ``path``: ``create`` for an update of an item the
+        path's existence check reports missing, else the operation's own name."""
+        if operation == "update":
+            found = self.match(path)
+            if found and found[0].existence is not None and not found[0].existence(backend, found[1]):
+                return "create"
+        return operation
 
     def is_sudo(self, path: str) -> bool:
         """Whether ``path`` needs the ``sudo`` capability."""

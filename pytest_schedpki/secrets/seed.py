@@ -3,6 +3,9 @@
 Schema (every key optional)::
 
     secrets:
+      policies:                    # ACL policies by name (HCL or JSON text)
+        issuer: |
+          path "pki/issue/*" { capabilities = ["update"] }
       tokens:                      # extra tokens besides the root token
         - id: app-token            # optional; random "s.<24 chars>" otherwise
           policies: [default]
@@ -65,9 +68,11 @@ def _list(value: Any, source: str, entry: str) -> list[Any]:
 def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
     """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
     section = _mapping(section, source, "secrets")
-    unknown = set(section) - {"tokens", "mounts"}
+    unknown = set(section) - {"policies", "tokens", "mounts"}
     if unknown:
-        raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected tokens or mounts")
+        raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected policies, tokens or mounts")
+    for name, text in _mapping(section.get("policies") or {}, source, "secrets.policies").items():
+        _call(service, source, f"secrets.policies.{name}", "update", f"sys/policies/acl/{name}", {"policy": text})
     for i, raw in enumerate(_list(section.get("tokens"), source, "secrets.tokens")):
         entry = f"secrets.tokens[{i}]"
         token = dict(_mapping(raw, source, entry))

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..clock import Clock
+from .acl import Policy, default_policies
+from .policy_parser import PolicyError, parse_policy
 from .tokens import TokenStore, random_id
 from .wire import user_error
 
@@ -85,6 +87,7 @@ class SecretsService:
         self.lock = threading.RLock()
         self.mounts: dict[str, Mount] = {}
         self.tokens = TokenStore(root_token, clock.now())
+        self.policies: dict[str, Policy] = default_policies(clock.now())
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
@@ -147,12 +150,43 @@ class SecretsService:
                                       token_id=token_id, meta=meta, num_uses=num_uses, renewable=renewable,
                                       no_default_policy=no_default_policy)
 
+    # -- policies ----------------------------------------------------------------------------------
+    def put_policy(self, name: str, text: str) -> Policy:
+        """Create or replace ACL policy ``name`` (HCL or JSON text).
+
+        Raises LogicalError 400: ``'policy' parameter not supplied or empty``, ``cannot update
+        "root" policy``, or ``failed to parse policy: ...``.
+        """
+        name = name.strip().lower()
+        if not text or not text.strip():
+            raise user_error("'policy' parameter not supplied or empty")
+        if name == "root":
+            raise user_error('cannot update "root" policy')
+        try:
+            rules = parse_policy(text)
+        except PolicyError as exc:
+            raise user_error(str(exc)) from None
+        with self.lock:
+            previous = self.policies.get(name)
+            policy = Policy(name, text, rules, self.clock.now(), (previous.version + 1) if previous else 1)
+            self.policies[name] = policy
+            return policy
+
+    def delete_policy(self, name: str) -> None:
+        """Delete ACL policy ``name``; unknown names are a no-op. Raises LogicalError 400
+        ``cannot delete "default" policy`` / ``cannot delete "root" policy``."""
+        name = name.strip().lower()
+        if name in ("default", "root"):
+            raise user_error(f'cannot delete "{name}" policy')
+        with self.lock:
+            self.policies.pop(name, None)
+
     # -- snapshots -----------------------------------------------------------------------------------
     def snapshot(self) -> Any:
         """An opaque copy of all state; cheap (engines share immutable keys and certificates)."""
         with self.lock:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
-            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed}
+            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies)}
 
     def restore(self, snapshot: Any) -> None:
         """Return to ``snapshot`` (``None``: no mounts, only the root token)."""
@@ -160,6 +194,7 @@ class SecretsService:
             if snapshot is None:
                 self.mounts = {}
                 self.tokens = TokenStore(self.root_token, self.clock.now())
+                self.policies = default_policies(self.clock.now())
                 self.sealed = False
                 return
             factories = _engine_factories()
@@ -172,6 +207,7 @@ class SecretsService:
             self.mounts = mounts
             self.tokens = snapshot["tokens"].copy()
             self.sealed = snapshot["sealed"]
+            self.policies = dict(snapshot["policies"])
 
 
 __all__ = ["SecretsService", "Mount", "random_id", "SYSTEM_DEFAULT_LEASE_TTL", "SYSTEM_MAX_LEASE_TTL", "VERSION"]

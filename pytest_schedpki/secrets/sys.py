@@ -7,11 +7,21 @@
 
 from __future__ import annotations
 
-from .fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, MAP, STRING, ANY, Field
+from .fields import (
+    ANY,
+    BOOL,
+    COMMA_STRING_SLICE,
+    DURATION,
+    INT,
+    MAP,
+    STRING,
+    ConversionError,
+    Field,
+    duration_seconds,
+)
 from .router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
-from .fields import duration_seconds, ConversionError
-from .wire import LogicalResponse, LogicalError, not_found, user_error
+from .wire import LogicalError, LogicalResponse, not_found, user_error
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:
@@ -135,6 +145,29 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lea
                 "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
+def _list_policies(req: LogicalRequest) -> LogicalResponse:
+    return LogicalResponse(data={"keys": sorted(req.service.policies)})
+
+
+def _read_policy(req: LogicalRequest) -> LogicalResponse:
+    policy = req.service.policies.get(req.data.get("name").lower())
+    if policy is None:
+        raise not_found()
+    return LogicalResponse(data=policy.describe())
+
+
+def _write_policy(req: LogicalRequest) -> LogicalResponse:
+    req.service.put_policy(req.data.get("name"), req.data.get("policy"))
+    return LogicalResponse(status=204)
+
+
+def _delete_policy(req: LogicalRequest) -> LogicalResponse:
+    req.service.delete_policy(req.data.get("name"))
+    return LogicalResponse(status=204)
+
+
+_POLICY_FIELDS = {"name": Field(STRING), "policy": Field(STRING), "cas": Field(INT), "expiration": Field(ANY)}
+
 SYS_ROUTER = Router([
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
@@ -143,6 +176,10 @@ SYS_ROUTER = Router([
     Path("mounts/?", {}, {"read": _list_mounts}),
     Path("mounts/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}),
     Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
+    Path("policies/acl/?", {}, {"list": _list_policies}),
+    Path("policies/acl/(?P<name>[^/]+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("policy/?", {}, {"read": _list_policies, "list": _list_policies}),
+    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
 ])
 

@@ -3,7 +3,16 @@
 import pytest
 
 from pytest_schedpki.secrets.fields import (
-    BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, STRING_SLICE, Field, FieldData, JsonNumber, convert,
+    BOOL,
+    COMMA_STRING_SLICE,
+    DURATION,
+    INT,
+    STRING,
+    STRING_SLICE,
+    Field,
+    FieldData,
+    JsonNumber,
+    convert,
 )
 from pytest_schedpki.secrets.wire import LogicalError
 
