@@ -7,6 +7,10 @@ import ssl
 from typing import Any
 
 from .clock import Clock, SwitchableClock
+from .control import make_control_app
+from .faults import FaultSet
+from .journal import Journal
+from .middleware import Instrumented
 from .scheduler.http import error_response as scheduler_error_response
 from .scheduler.http import make_app as make_scheduler_app
 from .scheduler.state import SchedulerState
@@ -35,6 +39,8 @@ class Double:
         self.root_token = root_token
         self.scheduler = SchedulerState(self.clock, management_token=management_token)
         self.secrets = SecretsService(self.clock, root_token=root_token)
+        self.journal = Journal()
+        self.faults = FaultSet()
         self.scheduler_server: ServiceServer | None = None
         self.secrets_server: ServiceServer | None = None
         self._baseline: tuple[Any, Any] | None = None
@@ -48,15 +54,22 @@ class Double:
         ssl_context: ssl.SSLContext | None = None,
         log_requests: bool = False,
     ) -> Double:
-        """Start both listeners (port 0 = any free port). Raises OSError if a port is taken."""
+        """Start both listeners (port 0 = any free port). Raises OSError if a port is taken.
+
+        Each listener also serves the control endpoints under ``/_schedpki/`` and records every
+        request in :attr:`journal`; :attr:`faults` applies to both.
+        """
+        control = make_control_app(self)
+        scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
+                                     self._scheduler_token_kind, control)
+        secrets_app = Instrumented("secrets", make_secrets_app(self.secrets), self.journal, self.faults,
+                                   self._secrets_token_kind, control)
         self.scheduler_server = ServiceServer(
-            "scheduler", make_scheduler_app(self.scheduler), scheduler_error_response,
-            host, scheduler_port, ssl_context, log_requests,
+            "scheduler", scheduler_app, scheduler_error_response, host, scheduler_port, ssl_context, log_requests,
         ).start()
         try:
             self.secrets_server = ServiceServer(
-                "secrets", make_secrets_app(self.secrets), secrets_error_response,
-                host, secrets_port, ssl_context, log_requests,
+                "secrets", secrets_app, secrets_error_response, host, secrets_port, ssl_context, log_requests,
             ).start()
         except BaseException:
             self.scheduler_server.stop()
@@ -89,6 +102,26 @@ class Double:
                 errors.extend(server.pop_handler_errors())
         return errors
 
+    def _secrets_token_kind(self, headers: dict[str, str]) -> str:
+        token_id = headers.get("X-Vault-Token") or headers.get("X-Secrets-Token")
+        if not token_id and headers.get("Authorization", "").startswith("Bearer "):
+            token_id = headers["Authorization"][7:].strip()
+        if not token_id:
+            return "none"
+        token = self.secrets.tokens.lookup(token_id, self.clock.now())
+        if token is None:
+            return "invalid"
+        return "root" if token.is_root else "token"
+
+    def _scheduler_token_kind(self, headers: dict[str, str]) -> str:
+        secret = (headers.get("X-Nomad-Token") or headers.get("X-Scheduler-Token") or "").strip()
+        if not secret and headers.get("Authorization", "").lower().startswith("bearer "):
+            secret = headers["Authorization"].split(" ", 1)[1].strip().split(" ")[0]
+        if not secret:
+            return "anonymous"
+        kind = getattr(self.scheduler, "token_kind", None)
+        return kind(secret) if kind else "unknown"
+
     # -- state -----------------------------------------------------------------------------------
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file (path) or a parsed seed mapping. Raises SeedError."""
@@ -102,7 +135,10 @@ class Double:
         """Return both backends to the saved baseline (or to empty if none was saved).
 
         CA keys are not regenerated: snapshots share the immutable key and certificate objects.
+        Also clears faults (releasing hanging requests) and the journal, and unseals.
         """
+        self.faults.clear()
+        self.journal.clear()
         if self._baseline is None:
             self.scheduler.restore(None)
             self.secrets.restore(None)

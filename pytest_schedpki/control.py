@@ -1,0 +1,140 @@
+"""Control endpoints for non-Python suites, under the reserved prefix ``/_schedpki/`` on both
+listeners (no token needed; never journaled or faulted).
+
+| method and path | body | effect |
+|---|---|---|
+| ``POST /_schedpki/reset`` | - | back to the baseline (the state right after start and seeding); clears faults and the journal |
+| ``POST /_schedpki/seed`` | YAML or JSON seed | applies it on top of the current state |
+| ``POST /_schedpki/baseline`` | - | makes the current state the baseline |
+| ``GET/POST /_schedpki/lag`` | ``{"seconds": 5}`` / ``{"paused": true}`` / ``{"after_reads": 3}`` | scheduler replication lag |
+| ``POST /_schedpki/sync`` | - | replicate every pending scheduler write now |
+| ``GET/POST /_schedpki/clock`` | ``{"mode": "manual", "now": "2030-01-01T00:00:00Z"}`` / ``{"advance": 3600}`` | the double's clock |
+| ``GET/POST/DELETE /_schedpki/faults`` | a fault (see faults.py fields) | list / add / clear faults |
+| ``GET/DELETE /_schedpki/journal`` | - | the request journal as JSON / clear it |
+| ``POST /_schedpki/seal``, ``/_schedpki/unseal`` | - | seal or unseal the secrets service |
+| ``POST /_schedpki/leader`` | ``{"leader": false}`` | scheduler without (or with) a leader |
+
+Errors are JSON ``{"error": "..."}`` with 400 (bad body) or 404 (unknown control path).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from werkzeug.wrappers import Request, Response
+
+from .errors import SeedError
+from .faults import Fault
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .double import Double
+
+_FAULT_FIELDS = {"service", "path", "method", "status", "body", "content_type", "latency", "drop", "hang",
+                 "times", "probability", "seed"}
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(json.dumps(payload, default=str) + "\n", status=status, mimetype="application/json")
+
+
+def _body(request: Request) -> Any:
+    raw = request.get_data()
+    if not raw.strip():
+        return {}
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"body is neither JSON nor YAML: {exc}") from None
+
+
+def _parse_time(text: str) -> datetime.datetime:
+    value = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+
+
+def make_control_app(double: Double):
+    """The WSGI app for ``/_schedpki/...`` acting on ``double``."""
+
+    def handle(request: Request) -> Response:
+        action = request.path[len("/_schedpki/"):].strip("/")
+        method = request.method.upper()
+        body = _body(request) if method in ("POST", "PUT") else {}
+        if action == "reset" and method == "POST":
+            double.reset()
+            return _json({"reset": True})
+        if action == "baseline" and method == "POST":
+            double.save_baseline()
+            return _json({"baseline": True})
+        if action == "seed" and method in ("POST", "PUT"):
+            double.seed(body or {})
+            return _json({"seeded": True})
+        if action == "sync" and method == "POST":
+            double.scheduler.sync()
+            return _json({"synced": True})
+        if action == "lag":
+            if method == "POST":
+                if body.get("paused"):
+                    double.scheduler.pause_replication()
+                elif "after_reads" in body:
+                    double.scheduler.set_lag_reads(int(body["after_reads"]))
+                else:
+                    double.scheduler.set_lag(float(body.get("seconds") or 0))
+            return _json(double.scheduler.lag_settings())
+        if action == "clock":
+            if method == "POST":
+                if "mode" in body:
+                    start = _parse_time(body["now"]) if body.get("now") else None
+                    double.clock.use(body["mode"], start)
+                elif "now" in body:
+                    _manual(double).set(_parse_time(body["now"]))
+                if "advance" in body:
+                    _manual(double).advance(float(body["advance"]))
+            return _json({"mode": double.clock.mode, "now": double.clock.now().isoformat().replace("+00:00", "Z")})
+        if action == "faults":
+            if method == "POST":
+                unknown = set(body) - _FAULT_FIELDS
+                if unknown:
+                    raise ValueError(f"unknown fault field(s): {', '.join(sorted(unknown))}")
+                fault = double.faults.add(Fault(**body))
+                return _json({"added": _describe(fault)})
+            if method == "DELETE":
+                double.faults.clear()
+            return _json([_describe(f) for f in double.faults.all()])
+        if action == "faults/release" and method == "POST":
+            for fault in double.faults.all():
+                fault.release()
+            return _json({"released": True})
+        if action == "journal":
+            if method == "DELETE":
+                double.journal.clear()
+            return _json([{**e.__dict__, "time": e.time.isoformat()} for e in double.journal.entries()])
+        if action in ("seal", "unseal") and method == "POST":
+            double.secrets.sealed = action == "seal"
+            return _json({"sealed": double.secrets.sealed})
+        if action == "leader" and method == "POST":
+            double.scheduler.set_leader(bool(body.get("leader", True)))
+            return _json({"leader": bool(body.get("leader", True))})
+        return _json({"error": f"unknown control endpoint {method} /_schedpki/{action}"}, 404)
+
+    def app(environ: dict, start_response):
+        request = Request(environ)
+        try:
+            response = handle(request)
+        except (SeedError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            response = _json({"error": str(exc)}, 400)
+        return response(environ, start_response)
+
+    return app
+
+
+def _manual(double: Double):
+    if double.clock.mode != "manual":
+        double.clock.use("manual")
+    return double.clock.inner
+
+
+def _describe(fault: Fault) -> dict[str, Any]:
+    return {k: getattr(fault, k) for k in sorted(_FAULT_FIELDS)} | {"hits": fault.hits}

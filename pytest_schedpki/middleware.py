@@ -1,0 +1,108 @@
+"""WSGI layer shared by both services: control endpoints, injected faults, the request journal.
+
+Order per request: ``/_schedpki/...`` control endpoints (never journaled, never faulted) ->
+the first matching :class:`~pytest_schedpki.faults.Fault` (latency, hang, drop, canned answer) ->
+the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import time
+from collections.abc import Callable, Iterable
+
+from werkzeug.wrappers import Response
+from werkzeug.wsgi import get_input_stream
+
+from .faults import MAX_HANG, Fault, FaultSet
+from .journal import Journal
+
+CONTROL_PREFIX = "/_schedpki/"
+JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes read for the journal; larger bodies are cut
+
+
+class Instrumented:
+    """Wrap ``app`` (one service) with control endpoints, faults and the journal.
+
+    ``token_kind(headers)`` classifies the presented token for the journal; ``control`` is the
+    WSGI app serving ``/_schedpki/...`` (or ``None``); ``default_content_type`` is used for canned
+    fault answers whose body is text (scheduler: plain text, secrets: JSON).
+    """
+
+    def __init__(self, service: str, app: Callable, journal: Journal, faults: FaultSet,
+                 token_kind: Callable[[dict[str, str]], str], control: Callable | None = None):
+        self.service = service
+        self.app = app
+        self.journal = journal
+        self.faults = faults
+        self.token_kind = token_kind
+        self.control = control
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if self.control is not None and path.startswith(CONTROL_PREFIX):
+            return self.control(environ, start_response)
+        body = get_input_stream(environ, max_content_length=None).read(JOURNAL_BODY_LIMIT)
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["wsgi.input_terminated"] = True
+        method = environ.get("REQUEST_METHOD", "GET")
+        fault = self.faults.take(self.service, method, path)
+        if fault is not None:
+            answered = self._apply_fault(fault, environ, start_response)
+            if answered is not None:
+                return answered
+        captured: dict[str, object] = {}
+
+        def capture(status: str, headers: list, exc_info=None):
+            captured["status"] = int(status.split(" ", 1)[0])
+            return start_response(status, headers, exc_info)
+
+        result = self.app(environ, capture)
+        try:
+            chunks = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        self._record(environ, method, path, body, int(captured.get("status", 0)), chunks)
+        return [chunks]
+
+    def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes) -> None:
+        from urllib.parse import parse_qs
+
+        query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items()}
+        headers = {k[5:].replace("_", "-").title(): v for k, v in environ.items() if k.startswith("HTTP_")}
+        try:
+            kind = self.token_kind(headers)
+        except Exception:  # noqa: BLE001 - classification must never break a request
+            kind = "unknown"
+        self.journal.record(self.service, method, path, query, kind, body, status, response)
+
+    def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> Iterable[bytes] | None:
+        if fault.latency:
+            time.sleep(fault.latency)
+        if fault.hang:
+            fault.released.wait(MAX_HANG)
+        if fault.drop:
+            sock = environ.get("werkzeug.socket")
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            start_response("500 Internal Server Error", [("Content-Length", "0")])
+            return []
+        if fault.status is None:
+            return None
+        body = fault.body
+        content_type = fault.content_type
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body) + "\n"
+            content_type = content_type or "application/json"
+        elif body is None:
+            body = ""
+        content_type = content_type or ("application/json" if self.service == "secrets" else "text/plain; charset=utf-8")
+        response = Response(body, status=fault.status, content_type=content_type)
+        return response(environ, start_response)
