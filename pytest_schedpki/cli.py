@@ -17,6 +17,7 @@ from importlib import resources
 
 from .double import Double
 from .errors import SeedError
+from .tls import create_tls_material
 
 
 def default_seed_path() -> str:
@@ -36,13 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", action="append", metavar="FILE.yaml",
                        help="YAML seed file (repeatable); default: the packaged example seed")
     serve.add_argument("--no-seed", action="store_true", help="start empty (no default seed)")
+    serve.add_argument("--tls", action="store_true",
+                       help="serve HTTPS with the double's own CA (valid 2000-2999); prints VAULT_CACERT etc.")
     serve.add_argument("--log-requests", action="store_true", help="print one line per request to stderr")
     return parser
 
 
-def env_lines(double: Double) -> list[str]:
-    """The ``export`` lines for NOMAD_*, VAULT_* and BAO_* pointing at ``double``."""
-    return [
+def env_lines(double: Double, ca_path: str | None = None) -> list[str]:
+    """The ``export`` lines for NOMAD_*, VAULT_* and BAO_* pointing at ``double`` (plus the
+    ``*_CACERT`` lines when the listeners use TLS with the CA at ``ca_path``)."""
+    lines = [
         f"export NOMAD_ADDR={double.scheduler_url}",
         f"export NOMAD_TOKEN={double.management_token}",
         f"export VAULT_ADDR={double.secrets_url}",
@@ -50,6 +54,9 @@ def env_lines(double: Double) -> list[str]:
         f"export BAO_ADDR={double.secrets_url}",
         f"export BAO_TOKEN={double.root_token}",
     ]
+    if ca_path:
+        lines += [f"export NOMAD_CACERT={ca_path}", f"export VAULT_CACERT={ca_path}", f"export BAO_CACERT={ca_path}"]
+    return lines
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -61,8 +68,10 @@ def serve(args: argparse.Namespace) -> int:
     except SeedError as exc:
         print(f"schedpki: bad seed: {exc}", file=sys.stderr)
         return 2
+    material = create_tls_material(args.host) if args.tls else None
     try:
-        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests)
+        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests,
+                     ssl_context=material.server_context() if material else None)
     except OSError as exc:
         print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -73,9 +82,10 @@ def serve(args: argparse.Namespace) -> int:
     print(f"schedpki: secrets (OpenBao/Vault PKI API) on {double.secrets_url}")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
-    print("\n".join(env_lines(double)), flush=True)
+    print("\n".join(env_lines(double, material.ca_path if material else None)), flush=True)
     while not stop.wait(0.05):
         pass
+    double.faults.clear()  # release hanging requests before shutdown
     double.stop()
     print("schedpki: stopped", flush=True)
     return 0

@@ -39,6 +39,7 @@ class Double:
         self.root_token = root_token
         self.scheduler = SchedulerState(self.clock, management_token=management_token)
         self.secrets = SecretsService(self.clock, root_token=root_token)
+        self.tls = None  # TLSMaterial when the listeners serve HTTPS
         self.journal = Journal()
         self.faults = FaultSet()
         self.scheduler_server: ServiceServer | None = None

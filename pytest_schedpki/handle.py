@@ -33,6 +33,9 @@ class SchedpkiHandle:
     * ``scheduler`` / ``secrets``: :class:`ServiceHandle` (``.url``, ``.token``, ``.state``);
     * ``double``: the session's :class:`~pytest_schedpki.double.Double`;
     * ``clock``: the double's switchable clock (``.use("manual"|"follow"|"real")``);
+    * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
+    * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
+    * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);
     * :meth:`seed`, :meth:`set_lag`, :meth:`pause_replication`, :meth:`sync`.
     """
 
@@ -41,6 +44,11 @@ class SchedpkiHandle:
         self.scheduler = ServiceHandle(double.scheduler_url, double.management_token, double.scheduler)
         self.secrets = ServiceHandle(double.secrets_url, double.root_token, double.secrets)
         self.clock = double.clock
+        self.journal = double.journal
+        self.faults = double.faults
+        tls = getattr(double, "tls", None)
+        self.ca_path: str | None = tls.ca_path if tls else None
+        self.ssl_context = tls.client_context() if tls else None
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file or mapping on top of the current state (lasts for this test).

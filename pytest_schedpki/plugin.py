@@ -22,6 +22,7 @@ import pytest
 
 from .double import Double
 from .handle import SchedpkiHandle
+from .tls import create_tls_material
 
 
 @dataclass
@@ -33,12 +34,14 @@ class Settings:
     management_token: str = "root"
     root_token: str = "root"
     seeds: list[str] = field(default_factory=list)
+    tls: bool = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_host", "listen address of the schedpki double (default 127.0.0.1)", default="127.0.0.1")
     parser.addini("schedpki_management_token", "scheduler bootstrap management token secret (default root)", default="root")
     parser.addini("schedpki_root_token", "secrets service root token (default root)", default="root")
+    parser.addini("schedpki_tls", "serve HTTPS with the double's own CA (default false)", type="bool", default=False)
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -56,6 +59,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         management_token=pytestconfig.getini("schedpki_management_token"),
         root_token=pytestconfig.getini("schedpki_root_token"),
         seeds=seeds,
+        tls=pytestconfig.getini("schedpki_tls"),
     )
 
 
@@ -65,11 +69,13 @@ def schedpki_double(schedpki_settings: Settings):
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token)
     for seed in schedpki_settings.seeds:
         double.seed(seed)
-    double.start(schedpki_settings.host)
+    double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
+    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
     double.save_baseline()
     try:
         yield double
     finally:
+        double.faults.clear()  # release hanging requests before shutdown
         double.stop()
 
 
