@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..godur import SECOND, GoDurationError, go_quote, parse_duration
+from ..godur import SECOND, GoDurationError, parse_duration
 from .wire import user_error
 
 STRING = "string"
@@ -86,7 +86,7 @@ def parse_go_bool(text: str) -> bool:
     """Go ``strconv.ParseBool``; raises ConversionError with mapstructure's text."""
     if text in _GO_BOOLS:
         return _GO_BOOLS[text]
-    raise ConversionError(f"cannot parse '' as bool: strconv.ParseBool: parsing {go_quote(text)}: invalid syntax")
+    raise ConversionError("'' cannot parse value as 'bool': strconv.ParseBool: invalid syntax")
 
 
 def to_bool(value: Any) -> bool:
@@ -104,6 +104,23 @@ def to_bool(value: Any) -> bool:
     raise _unconvertible("bool", value)
 
 
+_INT_SYNTAX = "'' cannot parse value as 'int': strconv.ParseInt: invalid syntax"
+
+
+def _go_map_text(value: dict) -> str:
+    return "map[" + " ".join(f"{k}:{_go_value_text(v)}" for k, v in sorted(value.items())) + "]"
+
+
+def _go_value_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return _go_map_text(value)
+    if isinstance(value, list):
+        return "[" + " ".join(_go_value_text(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def to_int(value: Any) -> int:
     """mapstructure weak decode to int (strings via ``strconv.ParseInt(s, 0, 64)``)."""
     if isinstance(value, bool):
@@ -112,10 +129,7 @@ def to_int(value: Any) -> int:
         try:
             return int(str(value))
         except ValueError:
-            try:
-                return int(float(str(value)))
-            except ValueError:
-                raise ConversionError(f"error decoding json.Number into : strconv.ParseInt: parsing {go_quote(str(value))}: invalid syntax") from None
+            raise ConversionError(_INT_SYNTAX) from None
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -126,7 +140,7 @@ def to_int(value: Any) -> int:
         try:
             return int(value, 0)
         except ValueError:
-            raise ConversionError(f"cannot parse '' as int: strconv.ParseInt: parsing {go_quote(value)}: invalid syntax") from None
+            raise ConversionError(_INT_SYNTAX) from None
     if value is None:
         return 0
     raise _unconvertible("int", value)
@@ -180,7 +194,10 @@ def comma_string_slice(value: Any) -> list[str]:
         return []
     if isinstance(value, bool):
         return [to_string(value)]
-    raise ConversionError(f"'' source data must be an array or slice, got {_go_type_name(value).split(' ')[0].replace('[]interface', 'map')}")
+    if isinstance(value, dict):
+        raise ConversionError("1 error(s) decoding:\n\n* '[0]' expected type 'string', got unconvertible type "
+                              f"'map[string]interface {{}}', value: '{_go_map_text(value)}'")
+    raise _unconvertible("string", value)
 
 
 def string_slice(value: Any) -> list[str]:

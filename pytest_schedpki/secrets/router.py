@@ -4,7 +4,8 @@ An engine declares :class:`Path` objects: an anchored regex with named captures,
 and handlers per operation (``read``, ``list``, ``update`` for POST/PUT, ``delete``, ``patch``).
 :class:`Router` answers like the framework: no matching path -> 404 ``unsupported path``; a path
 without the operation -> 405 ``unsupported operation``; sent fields the schema does not know ->
-the ``Endpoint ignored these unrecognized parameters: [a b]`` warning.
+the ``Endpoint ignored these unrecognized parameters: [a b]`` warning; body fields that a path
+capture overrides -> the ``Endpoint replaced the value of these parameters ...`` warning.
 """
 
 from __future__ import annotations
@@ -109,11 +110,16 @@ class Router:
         if handler is None:
             raise unsupported_operation()
         ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
+        replaced = sorted(k for k in captures if raw.get(k) is not None)
         merged = dict(raw)
         merged.update(captures)
         data = FieldData(merged, route.fields)
         data.validate()
         response = handler(make_request(operation=operation, path=path, data=data, raw=raw))
-        if response is not None and ignored and response.status != 204 and response.raw is None:
-            response.add_warning(f"Endpoint ignored these unrecognized parameters: [{' '.join(ignored)}]")
+        if response is not None and response.status != 204 and response.raw is None:
+            if ignored:
+                response.add_warning(f"Endpoint ignored these unrecognized parameters: [{' '.join(ignored)}]")
+            if replaced:
+                response.add_warning("Endpoint replaced the value of these parameters with the values captured "
+                                     f"from the endpoint's path: [{' '.join(replaced)}]")
         return response

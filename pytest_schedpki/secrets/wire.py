@@ -114,7 +114,7 @@ class LogicalResponse:
         """The werkzeug response for this result."""
         if self.raw is not None:
             body, content_type = self.raw
-            return Response(body, status=self.status, content_type=content_type)
+            return Response(body, status=self.status, content_type=content_type, headers=JSON_HEADERS)
         if self.status == 204:
             return Response(b"", status=204, mimetype="application/json", headers=JSON_HEADERS)
         if self.bare:

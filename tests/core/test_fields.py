@@ -34,8 +34,12 @@ def test_weak_conversion(kind, raw, value):
     ("ttl", DURATION, True, 'Field validation failed: error converting input for field "ttl": could not parse duration from input'),
     ("ttl", DURATION, "soon", 'Field validation failed: error converting input for field "ttl": time: invalid duration "soon"'),
     ("alt_names", STRING, ["a"], "Field validation failed: error converting input for field \"alt_names\": '' expected type 'string', got unconvertible type '[]interface {}'"),
-    ("key_bits", INT, "abc", "Field validation failed: error converting input for field \"key_bits\": cannot parse '' as int: strconv.ParseInt: parsing \"abc\": invalid syntax"),
-    ("no_store", BOOL, "maybe", "Field validation failed: error converting input for field \"no_store\": cannot parse '' as bool: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+    ("key_bits", INT, "abc", "Field validation failed: error converting input for field \"key_bits\": '' cannot parse value as 'int': strconv.ParseInt: invalid syntax"),
+    ("key_bits", INT, JsonNumber("3.5"), "Field validation failed: error converting input for field \"key_bits\": '' cannot parse value as 'int': strconv.ParseInt: invalid syntax"),
+    ("no_store", BOOL, "maybe", "Field validation failed: error converting input for field \"no_store\": '' cannot parse value as 'bool': strconv.ParseBool: invalid syntax"),
+    ("allow_localhost", BOOL, JsonNumber("2"), "Field validation failed: error converting input for field \"allow_localhost\": '' cannot parse value as 'bool': strconv.ParseBool: invalid syntax"),
+    ("key_bits", INT, [1], "Field validation failed: error converting input for field \"key_bits\": '' expected type 'int', got unconvertible type '[]interface {}'"),
+    ("allowed_domains", COMMA_STRING_SLICE, {"a": JsonNumber("1")}, "Field validation failed: error converting input for field \"allowed_domains\": 1 error(s) decoding:\n\n* '[0]' expected type 'string', got unconvertible type 'map[string]interface {}', value: 'map[a:1]'"),
     ("ttl", DURATION, "-5", "Field validation failed: error converting input for field \"ttl\": cannot provide negative value '-5'"),
 ])
 def test_validation_errors_are_upstream_texts(name, kind, raw, message):
