@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..service import Mount, SecretsService
 
 # modules under pytest_schedpki.secrets.pki that contribute paths, in routing order
-PATH_MODULES = ("issuers", "roles", "issue", "fetch")
+PATH_MODULES = ("issuers", "keys", "ca_generate", "ca_import", "crl", "fetch", "roles", "issue", "certs")
 
 
 class PkiBackend:
@@ -32,13 +32,7 @@ class PkiBackend:
         self.state = PkiState()
         paths = []
         for name in PATH_MODULES:
-            try:
-                module = importlib.import_module(f"{__package__}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name == f"{__package__}.{name}":
-                    continue  # not built yet
-                raise
-            paths.extend(module.paths(self))
+            paths.extend(importlib.import_module(f"{__package__}.{name}").paths(self))
         self.router = Router(paths)
 
     def now(self):
