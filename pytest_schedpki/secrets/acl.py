@@ -84,10 +84,17 @@ class Policy:
                 "policy": self.text, "version": self.version}
 
 
+RESPONSE_WRAPPING_POLICY = """path "sys/wrapping/unwrap" { capabilities = ["update"] }
+path "sys/wrapping/lookup" { capabilities = ["update", "read"] }
+"""
+
+
 def default_policies(now: datetime.datetime) -> dict[str, Policy]:
-    """The policies every server starts with (``root`` has no rules: it allows everything)."""
+    """The policies every server starts with (``root`` has no rules: it allows everything;
+    ``response-wrapping`` is what wrapping tokens carry)."""
     return {
         "default": Policy("default", DEFAULT_POLICY, parse_policy(DEFAULT_POLICY), now),
+        "response-wrapping": Policy("response-wrapping", RESPONSE_WRAPPING_POLICY, parse_policy(RESPONSE_WRAPPING_POLICY), now),
         "root": Policy("root", "", {}, now),
     }
 

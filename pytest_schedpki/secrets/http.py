@@ -15,7 +15,6 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 from typing import Any
@@ -23,11 +22,20 @@ from typing import Any
 from werkzeug.wrappers import Request, Response
 
 from .acl import check_capability
-from .fields import ConversionError, JsonNumber, parse_go_bool
+from .fields import ConversionError, duration_seconds, parse_go_bool
+from .jsonbody import parse_json_body
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
-from .wire import LogicalError, LogicalResponse, internal_error, json_response, permission_denied, user_error
+from .wire import (
+    JSON_HEADERS,
+    LogicalError,
+    LogicalResponse,
+    internal_error,
+    json_response,
+    permission_denied,
+    user_error,
+)
 
 MERGE_PATCH = "application/merge-patch+json"
 MAX_REQUEST_SIZE = 32 * 1024 * 1024  # OpenBao's default max_request_size (bytes)
@@ -89,46 +97,6 @@ def _query(request: Request) -> dict[str, Any]:
     return data
 
 
-def _go_json_error(exc: json.JSONDecodeError) -> str:
-    rest = exc.doc[exc.pos:].strip()
-    if not rest:
-        return "unexpected EOF"
-    ch = rest[0]
-    if exc.msg.startswith("Expecting property name"):
-        return f"invalid character {_go_char(ch)} looking for beginning of object key string"
-    if exc.msg.startswith("Expecting ',' delimiter") or exc.msg.startswith("Expecting ':' delimiter"):
-        where = "after object key" if "':'" in exc.msg else "after object key:value pair"
-        return f"invalid character {_go_char(ch)} {where}"
-    return f"invalid character {_go_char(ch)} looking for beginning of value"
-
-
-def _go_char(ch: str) -> str:
-    return "'\\''" if ch == "'" else f"'{ch}'"
-
-
-def parse_json_body(body: bytes) -> dict[str, Any]:
-    """Decode a JSON object body like OpenBao (numbers kept as text). ``null``/empty -> ``{}``.
-
-    Raises LogicalError 400 ``failed to decode JSON input: <Go reason>``.
-    """
-    text = body.decode("utf-8", errors="replace")
-    if not text.strip():
-        return {}
-    try:
-        decoder = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber)
-        value, _ = decoder.raw_decode(text.lstrip())
-    except json.JSONDecodeError as exc:
-        raise user_error(f"failed to decode JSON input: {_go_json_error(exc)}") from None
-    except RecursionError:
-        raise user_error("failed to decode JSON input: exceeded max depth") from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        kind = {list: "array", str: "string", bool: "bool", JsonNumber: "number"}.get(type(value), "value")
-        raise user_error(f"failed to decode JSON input: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}")
-    return value
-
-
 def _is_form(head: bytes, content_type: str) -> bool:
     if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         return False
@@ -180,8 +148,8 @@ def handle(service: SecretsService, request: Request) -> Response:
     operation, rel = _operation(request, rel, query)
     if operation == "head":
         if rel.strip("/") == "sys/health":
-            return Response(b"", status=503 if service.sealed else 200, mimetype="application/json")
-        raise LogicalError(405, [], body=b"")
+            return Response(b"", status=503 if service.sealed else 200, mimetype="application/json", headers=JSON_HEADERS)
+        raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})
     if operation == "patch":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type != MERGE_PATCH:
@@ -192,6 +160,15 @@ def handle(service: SecretsService, request: Request) -> Response:
 
     result = dispatch(service, operation, rel, raw, request_token(request),
                       {k: v for k, v in request.headers.items()})
+    wrap_ttl = request.headers.get("X-Vault-Wrap-TTL", "")
+    if wrap_ttl and result.status == 200 and result.raw is None and not result.bare:
+        try:
+            ttl = duration_seconds(wrap_ttl)
+        except ConversionError as exc:
+            raise user_error(f"error parsing response wrap TTL: {exc}") from None
+        wrap_info = service.wrap(result, ttl, rel.rstrip("/"))
+        return json_response({"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0,
+                              "data": None, "wrap_info": wrap_info, "warnings": None, "auth": None})
     return result.to_response()
 
 

@@ -88,6 +88,7 @@ class SecretsService:
         self.mounts: dict[str, Mount] = {}
         self.tokens = TokenStore(root_token, clock.now())
         self.policies: dict[str, Policy] = default_policies(clock.now())
+        self.wrapped: dict[str, Any] = {}
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
@@ -150,6 +151,40 @@ class SecretsService:
                                       token_id=token_id, meta=meta, num_uses=num_uses, renewable=renewable,
                                       no_default_policy=no_default_policy)
 
+    # -- response wrapping ---------------------------------------------------------------------------
+    def wrap(self, response: Any, ttl: int, creation_path: str) -> dict[str, Any]:
+        """Keep ``response`` (a LogicalResponse) behind a new single-use wrapping token valid for
+        ``ttl`` seconds; returns the ``wrap_info`` block (token, accessor, ttl, creation_time,
+        creation_path) as OpenBao sends it."""
+        from .tokens import rfc3339_nano
+
+        with self.lock:
+            now = self.clock.now()
+            token = self.tokens.create(now, policies=["response-wrapping"], ttl=ttl, no_default_policy=True,
+                                       renewable=False)
+            self.wrapped[token.id] = (response, creation_path, now, ttl)
+        return {"token": token.id, "accessor": token.accessor, "ttl": ttl,
+                "creation_time": rfc3339_nano(now), "creation_path": creation_path}
+
+    def unwrap(self, token_id: str) -> Any:
+        """The wrapped LogicalResponse (once: the token is then gone), or ``None``."""
+        with self.lock:
+            if self.tokens.lookup(token_id, self.clock.now()) is None:
+                return None
+            entry = self.wrapped.pop(token_id, None)
+            self.tokens.tokens.pop(token_id, None)
+        return entry[0] if entry else None
+
+    def wrapping_info(self, token_id: str) -> dict[str, Any] | None:
+        """``sys/wrapping/lookup`` data for a live wrapping token, or ``None``."""
+        from .tokens import rfc3339_nano
+
+        with self.lock:
+            if self.tokens.lookup(token_id, self.clock.now()) is None or token_id not in self.wrapped:
+                return None
+            _, path, created, ttl = self.wrapped[token_id]
+        return {"creation_path": path, "creation_time": rfc3339_nano(created), "creation_ttl": ttl}
+
     # -- policies ----------------------------------------------------------------------------------
     def put_policy(self, name: str, text: str) -> Policy:
         """Create or replace ACL policy ``name`` (HCL or JSON text).
@@ -186,7 +221,8 @@ class SecretsService:
         """An opaque copy of all state; cheap (engines share immutable keys and certificates)."""
         with self.lock:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
-            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies)}
+            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
+                    "wrapped": dict(self.wrapped)}
 
     def restore(self, snapshot: Any) -> None:
         """Return to ``snapshot`` (``None``: no mounts, only the root token)."""
@@ -195,6 +231,7 @@ class SecretsService:
                 self.mounts = {}
                 self.tokens = TokenStore(self.root_token, self.clock.now())
                 self.policies = default_policies(self.clock.now())
+                self.wrapped = {}
                 self.sealed = False
                 return
             factories = _engine_factories()
@@ -208,6 +245,7 @@ class SecretsService:
             self.tokens = snapshot["tokens"].copy()
             self.sealed = snapshot["sealed"]
             self.policies = dict(snapshot["policies"])
+            self.wrapped = dict(snapshot["wrapped"])
 
 
 __all__ = ["SecretsService", "Mount", "random_id", "SYSTEM_DEFAULT_LEASE_TTL", "SYSTEM_MAX_LEASE_TTL", "VERSION"]

@@ -68,6 +68,9 @@ def _enable_mount(req: LogicalRequest) -> LogicalResponse:
     engine_type = req.data.get("type")
     if not engine_type:
         raise user_error("backend type must be specified as a string")
+    default_ttl = _ttl_value(config, "default_lease_ttl")
+    if default_ttl > SYSTEM_DEFAULT_LEASE_TTL:
+        raise user_error(f"given default lease TTL greater than system max lease TTL of {SYSTEM_DEFAULT_LEASE_TTL}")
     req.service.enable_mount(
         req.data.get("path"), type=engine_type, description=req.data.get("description"),
         default_lease_ttl=_ttl_value(config, "default_lease_ttl"), max_lease_ttl=_ttl_value(config, "max_lease_ttl"),
@@ -93,15 +96,22 @@ def _disable_mount(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(status=204)
 
 
+def _tune_mount(req: LogicalRequest):
+    found = req.service.mounts.get(req.data.get("path").strip("/") + "/")
+    if found is None:
+        raise user_error(f'cannot fetch sysview for path "{req.data.get("path").strip("/")}/"')
+    return found
+
+
 def _read_tune(req: LogicalRequest) -> LogicalResponse:
-    mount = _lookup_mount(req)
+    mount = _tune_mount(req)
     data = {"default_lease_ttl": mount.effective_default_ttl(), "description": mount.description,
             "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl()}
     return LogicalResponse(data=data, extra_top=data)
 
 
 def _write_tune(req: LogicalRequest) -> LogicalResponse:
-    mount = _lookup_mount(req)
+    mount = _tune_mount(req)
     default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
     for key in ("default_lease_ttl", "max_lease_ttl"):
         raw = req.raw.get(key)
@@ -114,7 +124,7 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
             max_ttl = value
     effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
     if default_ttl and default_ttl > effective_max:
-        raise user_error("tuning of default lease TTL failed: default lease TTL cannot be greater than max lease TTL")
+        raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
     mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
     if req.data.sent("description"):
         mount.description = req.data.get("description")
@@ -146,7 +156,7 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lea
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
 def _list_policies(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data={"keys": sorted(req.service.policies)})
+    return LogicalResponse(data={"keys": sorted(p for p in req.service.policies if p != "response-wrapping")})
 
 
 def _read_policy(req: LogicalRequest) -> LogicalResponse:
@@ -166,6 +176,22 @@ def _delete_policy(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(status=204)
 
 
+def _unwrap(req: LogicalRequest) -> LogicalResponse:
+    token_id = req.data.get("token") or (req.token.id if req.token else "")
+    wrapped = req.service.unwrap(token_id)
+    if wrapped is None:
+        raise user_error("wrapping token is not valid or does not exist")
+    return wrapped
+
+
+def _wrap_lookup(req: LogicalRequest) -> LogicalResponse:
+    token_id = req.data.get("token") or (req.token.id if req.token else "")
+    info = req.service.wrapping_info(token_id)
+    if info is None:
+        raise user_error("wrapping token is not valid or does not exist")
+    return LogicalResponse(data=info)
+
+
 _POLICY_FIELDS = {"name": Field(STRING), "policy": Field(STRING), "cas": Field(INT), "expiration": Field(ANY)}
 
 SYS_ROUTER = Router([
@@ -180,6 +206,8 @@ SYS_ROUTER = Router([
     Path("policies/acl/(?P<name>[^/]+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("policy/?", {}, {"read": _list_policies, "list": _list_policies}),
     Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
+    Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
     Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
 ])
 
