@@ -1,5 +1,102 @@
-"""PLACEHOLDER - replaced by the scheduler implementation."""
+"""The ``scheduler:`` section of a seed file -> calls on :class:`~.state.SchedulerState`.
+
+Schema::
+
+    scheduler:
+      tokens:                       # optional list
+        - secret_id: "s3cr3t"       # optional; a random UUID when absent
+          type: management          # required: management | client
+          name: "ci"                # optional
+          accessor_id: "..."        # optional; a random UUID when absent
+          global: true              # optional (default true); false = valid in the local region only
+          expiration_time: 2030-01-01T00:00:00Z   # optional RFC 3339 time
+      auth_methods:                 # optional list, applied in order like HTTP upserts
+        - Name: okta                # Nomad's field names, exactly as in the HTTP body
+          Type: OIDC
+          TokenLocality: local
+          MaxTokenTTL: 1h           # Go duration string (or nanoseconds)
+          Config: {OIDCDiscoveryURL: "https://idp.example.com", OIDCClientID: id, OIDCClientSecret: s}
+
+Every problem raises :class:`~pytest_schedpki.errors.SeedError` naming the entry, e.g.
+``scheduler.auth_methods[1]`` with the upstream text as the problem
+(``auth method 0 invalid: 1 error occurred:\\n\\t* invalid name 'bad_name'\\n\\n``).
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from ..errors import SeedError
+from .gotime import GoTimeError, parse_rfc3339
+from .model import SchedulerError
+
+_TOKEN_KEYS = {"secret_id", "type", "name", "accessor_id", "global", "expiration_time"}
+_SECTION_KEYS = ("tokens", "auth_methods")
 
 
-def apply_scheduler_seed(state, section, source):
-    return None
+def _list(section: dict, key: str, source: str) -> list:
+    value = section.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SeedError(source, f"scheduler.{key}", f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _expiration(value, source: str, entry: str) -> datetime.datetime | None:
+    if value is None or isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = parse_rfc3339(value.encode("utf-8")).to_datetime()
+        except GoTimeError as exc:
+            raise SeedError(source, f"{entry}.expiration_time", str(exc)) from None
+        if parsed is not None:
+            return parsed
+    raise SeedError(source, f"{entry}.expiration_time", f"expected an RFC 3339 time, got {value!r}")
+
+
+def _apply_token(state, item, source: str, entry: str) -> None:
+    if not isinstance(item, dict):
+        raise SeedError(source, entry, f"expected a mapping, got {type(item).__name__}")
+    unknown = sorted(str(k) for k in item if k not in _TOKEN_KEYS)
+    if unknown:
+        raise SeedError(source, entry, f"unknown key(s) {', '.join(unknown)}; expected: {', '.join(sorted(_TOKEN_KEYS))}")
+    if "type" not in item:
+        raise SeedError(source, f"{entry}.type", "missing; expected 'management' or 'client'")
+    for key in ("secret_id", "name", "accessor_id", "type"):
+        if key in item and item[key] is not None and not isinstance(item[key], str):
+            raise SeedError(source, f"{entry}.{key}", f"expected a string, got {type(item[key]).__name__}")
+    if not isinstance(item.get("global", True), bool):
+        raise SeedError(source, f"{entry}.global", "expected true or false")
+    expires = _expiration(item.get("expiration_time"), source, entry)
+    try:
+        state.add_token(
+            secret_id=item.get("secret_id"), type=item["type"], name=item.get("name") or "",
+            expiration_time=expires, global_=item.get("global", True), accessor_id=item.get("accessor_id"),
+        )
+    except ValueError as exc:
+        raise SeedError(source, entry, str(exc)) from None
+
+
+def apply_scheduler_seed(state, section, source: str) -> None:
+    """Apply a parsed ``scheduler:`` mapping to ``state`` (tokens first, then auth methods in order).
+
+    Raises SeedError(source, entry, problem) for a malformed section, an unknown key, a bad token
+    entry, or an auth method the server would refuse (problem = the upstream error text).
+    """
+    if not isinstance(section, dict):
+        raise SeedError(source, "scheduler", f"expected a mapping, got {type(section).__name__}")
+    unknown = sorted(str(k) for k in section if k not in _SECTION_KEYS)
+    if unknown:
+        raise SeedError(source, f"scheduler.{unknown[0]}", f"unknown key; expected one of: {', '.join(_SECTION_KEYS)}")
+    for i, item in enumerate(_list(section, "tokens", source)):
+        _apply_token(state, item, source, f"scheduler.tokens[{i}]")
+    for i, item in enumerate(_list(section, "auth_methods", source)):
+        entry = f"scheduler.auth_methods[{i}]"
+        if not isinstance(item, dict):
+            raise SeedError(source, entry, f"expected a mapping, got {type(item).__name__}")
+        try:
+            state.upsert_auth_method(item)
+        except SchedulerError as exc:
+            raise SeedError(source, entry, exc.text) from None

@@ -1,0 +1,39 @@
+"""What the scheduler state hands back: write and query results, and region views for inspection."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .model import AuthMethod
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """An applied write: the raft ``index`` it consumed (``X-Nomad-Index``) and the stored method."""
+
+    index: int
+    method: AuthMethod | None
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A read: result ``index`` (``X-Nomad-Index``), ``value`` (a method, None, or a list of methods),
+    ``known_leader`` and ``last_contact_ms`` (``X-Nomad-KnownLeader``/``X-Nomad-LastContact``)."""
+
+    index: int
+    value: object
+    known_leader: bool = True
+    last_contact_ms: int = 0
+
+
+@dataclass(frozen=True)
+class RegionView:
+    """One region's auth methods for inspection: ``methods`` by name, the table and raft indexes,
+    and (local view only) how many authoritative writes are still ``pending``."""
+
+    region: str
+    methods: Mapping[str, AuthMethod]
+    table_index: int
+    raft_index: int
+    pending: int = 0

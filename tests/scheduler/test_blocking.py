@@ -1,0 +1,134 @@
+"""Blocking queries: they block until a relevant write from another thread, else until the wait deadline."""
+
+import threading
+import time
+
+import pytest
+from freezegun import freeze_time
+from sched_helpers import assert_plain, mock_oidc
+
+from pytest_schedpki.clock import real_monotonic
+
+DELAY = 0.25
+
+
+def later(delay: float, action) -> threading.Thread:
+    """Run ``action`` in a thread after ``delay`` real seconds."""
+    def run():
+        time.sleep(delay)
+        action()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def timed(call):
+    start = real_monotonic()
+    result = call()
+    return result, real_monotonic() - start
+
+
+def test_blocking_list_wakes_on_upsert_then_on_delete(sched):
+    index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+    later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("blocked")))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"))
+    assert DELAY <= elapsed < 5
+    upsert_index = int(r.headers["X-Nomad-Index"])
+    assert upsert_index > index and [m["Name"] for m in r.json()] == ["blocked"]
+
+    later(DELAY, lambda: sched.state.delete_auth_method("blocked"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={upsert_index}&wait=10s"))
+    assert DELAY <= elapsed < 5
+    assert int(r.headers["X-Nomad-Index"]) == upsert_index + 1 and r.json() == []
+
+
+def test_blocking_read_ignores_unrelated_writes(sched):
+    watched = sched.state.upsert_auth_method(mock_oidc("watched"))
+
+    def writes():
+        time.sleep(DELAY)
+        sched.state.upsert_auth_method(mock_oidc("unrelated"))  # higher index, other method
+        time.sleep(DELAY)
+        sched.state.upsert_auth_method(mock_oidc("watched", TokenLocality="global"))
+
+    threading.Thread(target=writes, daemon=True).start()
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex}&wait=10s"))
+    assert 2 * DELAY <= elapsed < 5
+    assert r.status_code == 200 and r.json()["TokenLocality"] == "global"
+    assert int(r.headers["X-Nomad-Index"]) == r.json()["ModifyIndex"] == watched.ModifyIndex + 2
+
+    later(DELAY, lambda: sched.state.delete_auth_method("watched"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex + 2}&wait=10s"))
+    assert DELAY <= elapsed < 5
+    assert_plain(r, 404, "ACL auth-method not found")
+    assert int(r.headers["X-Nomad-Index"]) == watched.ModifyIndex + 3
+
+
+def test_blocking_returns_at_the_wait_deadline_with_the_same_index(sched):
+    index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=300ms"))
+    assert r.status_code == 200 and r.headers["X-Nomad-Index"] == str(index)
+    assert 0.3 <= elapsed < 0.3 + 0.3 / 16 + 0.5
+
+
+def test_a_lower_index_answers_at_once(sched):
+    sched.state.upsert_auth_method(mock_oidc("present"))
+    r, elapsed = timed(lambda: sched.get("/v1/acl/auth-methods?index=1&wait=10s"))
+    assert elapsed < 1 and r.json()[0]["Name"] == "present"
+    _, elapsed = timed(lambda: sched.get("/v1/acl/auth-methods?index=0&wait=10s"))
+    assert elapsed < 1
+
+
+def test_no_op_upserts_do_not_wake_a_blocked_list(sched):
+    body = mock_oidc("same")
+    sched.state.upsert_auth_method(body)
+    index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+    later(0.05, lambda: sched.state.upsert_auth_method(body))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=400ms"))
+    assert elapsed >= 0.4 and r.headers["X-Nomad-Index"] == str(index)
+
+
+@pytest.mark.parametrize("tick", [False, True])
+def test_blocking_under_a_frozen_clock(sched, tick):
+    with freeze_time("2030-01-01T00:00:00Z", tick=tick):
+        index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+        r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=250ms"))
+        assert r.headers["X-Nomad-Index"] == str(index) and 0.25 <= elapsed < 1.5
+        later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("frozen")))
+        r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"))
+        assert DELAY <= elapsed < 5 and r.json()[0]["Name"] == "frozen"
+        read = sched.get("/v1/acl/auth-method/frozen").json()
+        assert read["CreateTime"].startswith("2030-01-01T00:00:0")
+
+
+def test_a_lagged_write_wakes_a_blocked_reader_when_it_becomes_visible(sched):
+    sched.state.set_lag(0.4)
+    index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+    sched.state.upsert_auth_method(mock_oidc("lagged"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"))
+    assert 0.3 <= elapsed < 3  # woke when visible, long before the 10s deadline
+    assert [m["Name"] for m in r.json()] == ["lagged"]
+
+
+def test_a_lagged_write_under_a_frozen_clock_waits_for_the_deadline(sched):
+    with freeze_time("2030-01-01T00:00:00Z"):
+        sched.state.set_lag(0.1)
+        index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+        sched.state.upsert_auth_method(mock_oidc("frozen-lag"))
+        r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=300ms"))
+        assert 0.3 <= elapsed < 1.5 and r.json() == []  # frozen: the lag never expires
+
+
+def test_blocked_readers_do_not_hold_the_lock(sched):
+    index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
+    results = []
+    readers = [threading.Thread(target=lambda: results.append(
+        sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s")), daemon=True) for _ in range(3)]
+    for t in readers:
+        t.start()
+    time.sleep(0.2)
+    _, elapsed = timed(lambda: sched.create(mock_oidc("unblock")))
+    assert elapsed < 1
+    for t in readers:
+        t.join(5)
+    assert [r.json()[0]["Name"] for r in results] == ["unblock"] * 3
