@@ -36,7 +36,32 @@ class HandlerError:
         return f"{self.service}: {self.method} {self.path} raised:\n{self.traceback}"
 
 
-class _QuietHandler(WSGIRequestHandler):
+class _GoErrorsMixin:
+    """Requests too broken to reach the application (bad request line, bad HTTP version, header
+    overflow) are answered as Go's net/http server answers them - both upstreams are Go servers:
+    ``400 Bad Request`` (or the code) as plain text, ``Connection: close`` - never an HTML page."""
+
+    def send_error(self, code, message=None, explain=None):  # noqa: D401 - stdlib signature
+        try:
+            reason = self.responses.get(code, ("Error",))[0]
+        except AttributeError:
+            reason = "Error"
+        body = f"{code} {reason}".encode()
+        self.close_connection = True
+        self.request_version = "HTTP/1.1"  # Go answers with a status line even to garbage
+        try:
+            self.send_response_only(code, reason)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Connection", "close")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+        except OSError:
+            pass
+
+
+class _QuietHandler(_GoErrorsMixin, WSGIRequestHandler):
     """werkzeug's request handler without the per-request access log line."""
 
     def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
@@ -46,7 +71,7 @@ class _QuietHandler(WSGIRequestHandler):
         return None
 
 
-class _VerboseHandler(WSGIRequestHandler):
+class _VerboseHandler(_GoErrorsMixin, WSGIRequestHandler):
     pass
 
 

@@ -134,3 +134,19 @@ def test_unknown_parameter_warning(schedpki):
     r = requests.post(f"{schedpki.secrets.url}/v1/auth/token/create", headers=ROOT, json={"policies": ["default"], "foo": 1})
     assert r.status_code == 200
     assert r.json()["warnings"] == ["Endpoint ignored these unrecognized parameters: [foo]"]
+
+
+def test_broken_requests_get_go_style_plain_text_never_html(schedpki):
+    import socket
+
+    for service in (schedpki.double.secrets_server, schedpki.double.scheduler_server):
+        for raw, status in [(b"GARBAGE\r\n\r\n", b"400 Bad Request"), (b"GET / HTTP/9.9\r\n\r\n", b"505 HTTP Version Not Supported")]:
+            with socket.create_connection(("127.0.0.1", service.port), timeout=5) as sock:
+                sock.sendall(raw)
+                answer = b""
+                while chunk := sock.recv(4096):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 " + status)
+            assert b"Content-Type: text/plain; charset=utf-8" in head
+            assert body == status and b"<" not in answer
