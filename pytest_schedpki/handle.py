@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .double import Double
+from .factories import Factories
+from .testing import CertificateInspector
 
 
 @dataclass
@@ -33,6 +35,10 @@ class SchedpkiHandle:
     * ``scheduler`` / ``secrets``: :class:`ServiceHandle` (``.url``, ``.token``, ``.state``);
     * ``double``: the session's :class:`~pytest_schedpki.double.Double`;
     * ``clock``: the double's switchable clock (``.use("manual"|"follow"|"real")``);
+    * ``factories``: ``.scheduler`` (auth methods, tokens) and ``.secrets`` (mounts, issuers, roles,
+      policies, tokens) creating state without HTTP (:mod:`pytest_schedpki.factories`);
+    * ``certs``: issued certificates as records, ``assert_issued``/``assert_revoked``/
+      ``assert_not_revoked``, ``crl()``, ``verify_chain()`` (:mod:`pytest_schedpki.testing`);
     * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
     * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
     * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);
@@ -46,6 +52,8 @@ class SchedpkiHandle:
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
+        self.factories = Factories(double.scheduler, double.secrets)
+        self.certs = CertificateInspector(double.secrets)
         tls = getattr(double, "tls", None)
         self.ca_path: str | None = tls.ca_path if tls else None
         self.ssl_context = tls.client_context() if tls else None
@@ -60,6 +68,10 @@ class SchedpkiHandle:
         clock (``None``/0 = reads see writes at once)."""
         self.double.scheduler.set_lag(lag)
 
+    def set_lag_reads(self, reads: int) -> None:
+        """Make each scheduler write visible in the local region only after ``reads`` reads there."""
+        self.double.scheduler.set_lag_reads(reads)
+
     def pause_replication(self) -> None:
         """Stop applying writes to the scheduler's local region until :meth:`sync`."""
         self.double.scheduler.pause_replication()
@@ -67,3 +79,28 @@ class SchedpkiHandle:
     def sync(self) -> None:
         """Apply every pending write to the scheduler's local region now (and resume replication)."""
         self.double.scheduler.sync()
+
+    def authoritative_view(self):
+        """The scheduler's authoritative region as a RegionView (methods, indexes), for comparison
+        with :meth:`replicated_view`."""
+        return self.double.scheduler.authoritative_view()
+
+    def replicated_view(self):
+        """What the scheduler's local region currently serves (may lag behind the authoritative one)."""
+        return self.double.scheduler.replicated_view()
+
+    def use_clock(self, mode: str, start: datetime.datetime | None = None):
+        """Switch the double's clock: ``"follow"`` (freezegun, the default), ``"manual"`` (stands still;
+        returns the ManualClock with ``set``/``advance``) or ``"real"`` (ignores freezegun)."""
+        return self.double.clock.use(mode, start)
+
+    def seal(self) -> None:
+        """Seal the secrets service: OpenBao's 503 ``Vault is sealed`` answers until :meth:`unseal`."""
+        self.double.secrets.sealed = True
+
+    def unseal(self) -> None:
+        self.double.secrets.sealed = False
+
+    def set_leader(self, leader: bool) -> None:
+        """Take the scheduler's leader away (``False``: 500 ``No cluster leader``) or give it back."""
+        self.double.scheduler.set_leader(leader)

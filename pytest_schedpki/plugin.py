@@ -46,7 +46,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "schedpki(seed=...): seed files or mappings applied to the double for this test")
+    config.addinivalue_line(
+        "markers",
+        "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False): per-test seeds "
+        "(files or mappings), scheduler replication lag (seconds), lag in reads, replication paused until "
+        "sync(), the clock ('follow', 'real', 'manual' or a datetime to start a manual clock at)",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -86,11 +91,36 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double):
     schedpki_double.clock.use("follow")
     schedpki_double.pop_handler_errors()
     for marker in reversed(list(request.node.iter_markers("schedpki"))):
-        seeds = marker.kwargs.get("seed")
-        for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
-            schedpki_double.seed(seed)
+        _apply_marker(schedpki_double, marker.kwargs, request)
     handle = SchedpkiHandle(schedpki_double)
     yield handle
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
+
+
+def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) -> None:
+    """Apply one ``@pytest.mark.schedpki(...)`` (seed paths are relative to the test file)."""
+    import datetime
+
+    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
+    if unknown:
+        raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
+    seeds = kwargs.get("seed")
+    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
+        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed):
+            seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
+        double.seed(seed)
+    if kwargs.get("lag") is not None:
+        double.scheduler.set_lag(kwargs["lag"])
+    if kwargs.get("lag_reads") is not None:
+        double.scheduler.set_lag_reads(kwargs["lag_reads"])
+    if kwargs.get("paused"):
+        double.scheduler.pause_replication()
+    clock = kwargs.get("clock")
+    if isinstance(clock, datetime.datetime):
+        double.clock.use("manual", clock)
+    elif clock:
+        double.clock.use(clock)
+    if kwargs.get("enterprise") is not None:
+        double.secrets.enterprise = bool(kwargs["enterprise"])

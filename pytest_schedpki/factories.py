@@ -1,0 +1,154 @@
+"""Factories with valid defaults for what tests seed most, going straight to the backends (no HTTP).
+
+Each returns what the API would return for the same request: the scheduler's auth method JSON (as
+``GET /v1/acl/auth-method/:name`` shows it, secret redacted), a token record, or the secrets
+service's response ``data`` (``auth`` for tokens). Errors are the API's: ``SchedulerError`` (with
+``.status``/``.text``) or ``LogicalError`` (``.status``/``.errors``). Secrets factories run the
+same pipeline as HTTP requests, with the root token.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .scheduler.state import SchedulerState
+    from .secrets.service import SecretsService
+
+_counter = itertools.count(1)
+
+
+def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class SchedulerFactories:
+    """``schedpki.factories.scheduler``: auth methods and ACL tokens."""
+
+    def __init__(self, state: SchedulerState):
+        self.state = state
+
+    def _method(self, body: dict[str, Any]) -> dict[str, Any]:
+        from .scheduler.encode import method_to_dict
+        from .scheduler.model import sanitize
+
+        return method_to_dict(sanitize(self.state.upsert_auth_method(body)))
+
+    def oidc_auth_method(self, name: str | None = None, **overrides: Any) -> dict[str, Any]:
+        """Create an OIDC auth method (defaults: TokenLocality ``local``, MaxTokenTTL ``1h``, discovery
+        URL ``https://idp.example.com``, client ID/secret, one audience and redirect URI); keyword
+        arguments use Nomad's field names and override or extend the defaults (``Config`` merges).
+        Returns the API JSON of the stored method (secret ``redacted``). Raises SchedulerError 400."""
+        body = {
+            "Name": name or f"oidc-{next(_counter)}", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": "1h",
+            "Config": {"OIDCDiscoveryURL": "https://idp.example.com", "OIDCClientID": "client-id",
+                       "OIDCClientSecret": "client-secret", "BoundAudiences": ["client-id"],
+                       "AllowedRedirectURIs": ["http://localhost:4649/oidc/callback"]},
+        }
+        return self._method(_merge(body, overrides))
+
+    def jwt_auth_method(self, name: str | None = None, **overrides: Any) -> dict[str, Any]:
+        """Create a JWT auth method (defaults: TokenLocality ``global``, MaxTokenTTL ``1h``, a JWKS URL,
+        one bound audience); overrides as for :meth:`oidc_auth_method`."""
+        body = {
+            "Name": name or f"jwt-{next(_counter)}", "Type": "JWT", "TokenLocality": "global", "MaxTokenTTL": "1h",
+            "Config": {"JWKSURL": "https://idp.example.com/.well-known/jwks.json", "BoundAudiences": ["nomad"],
+                       "AllowedRedirectURIs": ["http://localhost:4649/oidc/callback"]},
+        }
+        return self._method(_merge(body, overrides))
+
+    def token(self, type: str = "client", name: str = "", secret_id: str | None = None, **kwargs: Any):  # noqa: A002
+        """Create an ACL token (``type`` ``management`` or ``client``); returns the token record
+        (``SecretID``, ``AccessorID``, ``Type``, ``Global``, times, indexes). Extra keyword arguments
+        go to ``SchedulerState.add_token`` (``expiration_time``, ``global_``, ``accessor_id``)."""
+        return self.state.add_token(secret_id=secret_id, type=type, name=name, **kwargs)
+
+
+class SecretsFactories:
+    """``schedpki.factories.secrets``: PKI mounts, issuers, roles and tokens with policies."""
+
+    def __init__(self, service: SecretsService):
+        self.service = service
+
+    def _call(self, operation: str, path: str, data: dict[str, Any]):
+        from .secrets.http import dispatch
+
+        return dispatch(self.service, operation, path, data, self.service.root_token)
+
+    def mount(self, path: str = "pki", max_lease_ttl: str = "87600h", **config: Any) -> dict[str, Any]:
+        """Enable a PKI mount at ``path`` and tune it (``max_lease_ttl`` default 87600h; more tune
+        fields as keywords). Returns the mount as ``GET /v1/sys/mounts/:path`` shows it."""
+        path = path.strip("/")
+        self._call("update", f"sys/mounts/{path}", {"type": "pki"})
+        tune = {"max_lease_ttl": max_lease_ttl, **config}
+        self._call("update", f"sys/mounts/{path}/tune", tune)
+        return self._call("read", f"sys/mounts/{path}", {}).data
+
+    def root_issuer(self, mount: str = "pki", common_name: str = "schedpki Test Root CA", **params: Any) -> dict[str, Any]:
+        """Generate a root on ``mount`` (created with :meth:`mount` if missing): EC P-256, ttl 87600h
+        unless overridden; any ``root/generate/internal`` parameter as keywords (``issuer_name``,
+        ``key_type``, ``ttl``...). Returns that endpoint's ``data`` (certificate, issuer_id, key_id...)."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.mounts:
+            self.mount(mount)
+        body = {"common_name": common_name, "key_type": "ec", "key_bits": 256, "ttl": "87600h", **params}
+        return self._call("update", f"{mount}/root/generate/internal", body).data
+
+    def intermediate_issuer(self, mount: str = "pki_int", parent_mount: str = "pki",
+                            common_name: str = "schedpki Test Intermediate CA", parent_issuer_ref: str = "default",
+                            ttl: str = "43800h", **params: Any) -> dict[str, Any]:
+        """Create an intermediate on ``mount`` signed by ``parent_mount``'s issuer (a root is made there
+        first when it has none): ``intermediate/generate/internal`` -> ``issuer/:ref/sign-intermediate``
+        -> ``intermediate/set-signed``. Returns the sign-intermediate ``data`` plus ``issuer_id`` of
+        the imported intermediate."""
+        mount, parent_mount = mount.strip("/"), parent_mount.strip("/")
+        if parent_mount + "/" not in self.service.mounts or not self.service.mount(parent_mount).backend.state.issuers:
+            self.root_issuer(parent_mount)
+        if mount + "/" not in self.service.mounts:
+            self.mount(mount)
+        generate = {"common_name": common_name, "key_type": "ec", "key_bits": 256, **params}
+        csr = self._call("update", f"{mount}/intermediate/generate/internal", generate).data["csr"]
+        signed = self._call("update", f"{parent_mount}/issuer/{parent_issuer_ref}/sign-intermediate",
+                            {"csr": csr, "common_name": common_name, "ttl": ttl, "format": "pem_bundle"}).data
+        imported = self._call("update", f"{mount}/intermediate/set-signed", {"certificate": signed["certificate"]}).data
+        return {**signed, "issuer_id": imported["imported_issuers"][0]}
+
+    def role(self, name: str = "test", mount: str = "pki", **params: Any) -> dict[str, Any]:
+        """Create role ``name`` on ``mount`` (defaults: allowed_domains ``example.com`` with subdomains
+        and bare domains, EC P-256 keys, ttl 1h, max_ttl 24h). Returns the role as the API echoes it."""
+        body = {"allowed_domains": ["example.com"], "allow_subdomains": True, "allow_bare_domains": True,
+                "key_type": "ec", "key_bits": 256, "ttl": "1h", "max_ttl": "24h", **params}
+        return self._call("update", f"{mount.strip('/')}/roles/{name}", body).data
+
+    def policy(self, name: str, text: str) -> dict[str, Any]:
+        """Write ACL policy ``name`` (HCL or JSON text); returns it as ``GET sys/policies/acl/:name``."""
+        self._call("update", f"sys/policies/acl/{name}", {"policy": text})
+        return self._call("read", f"sys/policies/acl/{name}", {}).data
+
+    def token(self, policies: dict[str, str] | list[str] | None = None, ttl: str = "1h", **params: Any) -> dict[str, Any]:
+        """Create a token. ``policies`` is a list of existing policy names, or ``{name: policy text}``
+        (written first). Returns the ``auth`` block (``client_token``, ``policies``, ...)."""
+        names: list[str] = []
+        if isinstance(policies, dict):
+            for name, text in policies.items():
+                self.policy(name, text)
+                names.append(name)
+        elif policies:
+            names = list(policies)
+        body = {"policies": names, "ttl": ttl, **params}
+        return self._call("update", "auth/token/create", body).auth
+
+
+class Factories:
+    """Both services' factories: ``.scheduler`` and ``.secrets``."""
+
+    def __init__(self, scheduler: SchedulerState, secrets: SecretsService):
+        self.scheduler = SchedulerFactories(scheduler)
+        self.secrets = SecretsFactories(secrets)
