@@ -31,14 +31,26 @@ def find_cert(backend: Any, serial: str) -> CertRecord | None:
 
 def cert_data(record: CertRecord) -> dict[str, Any]:
     """``cert/:serial`` data: ``certificate`` (PEM, no trailing newline), ``revocation_time`` (int unix
-    seconds, 0 when valid), ``revocation_time_rfc3339`` (``""`` when valid), and ``issuer_id`` only once
-    revoked."""
+    seconds, 0 when valid), ``revocation_time_rfc3339`` (RFC 3339 UTC with the fraction, ``""`` when
+    valid), and ``issuer_id`` only once revoked and attributed to an issuer of the mount (upstream
+    omits it for a revoked certificate no issuer's signature matched)."""
     data: dict[str, Any] = {"certificate": record.pem, "revocation_time": 0, "revocation_time_rfc3339": ""}
     if record.revocation_time is not None:
         data["revocation_time"] = int(record.revocation_time.timestamp())
         data["revocation_time_rfc3339"] = format_rfc3339_nano(record.revocation_time)
-        data["issuer_id"] = record.issuer_id
+        if record.issuer_id:
+            data["issuer_id"] = record.issuer_id
     return data
+
+
+def list_page(serials: list[str], after: str, limit: int) -> list[str]:
+    """Storage ``ListPage`` over colon serials: sorted; ``after`` (not required to exist) is compared
+    as given with the stored hyphen form (``33-37-..``), as upstream does, so a colon ``after`` skips
+    every key with the same first byte; ``limit`` <= 0 means all."""
+    keys = sorted(serials)
+    if after:
+        keys = [k for k in keys if k.replace(":", "-") > after]
+    return keys[:limit] if limit > 0 else keys
 
 
 def paths(backend: Any) -> list[Path]:
@@ -64,12 +76,8 @@ def paths(backend: Any) -> list[Path]:
         return LogicalResponse(raw=(body, content_type))
 
     def list_certs(req: LogicalRequest) -> LogicalResponse:
-        keys = sorted(s for s, r in backend.state.certs.items() if r.stored)
-        after, limit = req.data.get("after"), req.data.get("limit")
-        if after:
-            keys = [k for k in keys if k > normalize_serial(after)]
-        if limit > 0:
-            keys = keys[:limit]
+        keys = list_page([s for s, r in backend.state.certs.items() if r.stored], req.data.get("after"),
+                         req.data.get("limit"))
         if not keys:
             raise not_found()
         return LogicalResponse(data={"keys": keys})
