@@ -79,7 +79,14 @@ class SecretsService:
 
     ``root_token`` is the dev server's root token id (default ``"root"``). All state changes hold
     :attr:`lock` (an RLock), so concurrent requests never interleave inside one operation.
+
+    ``enterprise`` (default ``False``: exactly OpenBao) switches on the emulation of Vault
+    Enterprise's PKI extras (``no_store_metadata``, ``cert_metadata``, ``cert-metadata/:serial``,
+    ``config/external-policy`` and the ``external-policy/...`` CIEPS paths), see docs/enterprise.md.
+    It is read at request time, kept in snapshots, and left as is by ``restore(None)``.
     """
+
+    enterprise: bool = False
 
     def __init__(self, clock: Clock, root_token: str = "root"):
         self.clock = clock
@@ -222,7 +229,7 @@ class SecretsService:
         with self.lock:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
             return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
-                    "wrapped": dict(self.wrapped)}
+                    "wrapped": dict(self.wrapped), "enterprise": self.enterprise}
 
     def restore(self, snapshot: Any) -> None:
         """Return to ``snapshot`` (``None``: no mounts, only the root token)."""
@@ -246,6 +253,7 @@ class SecretsService:
             self.sealed = snapshot["sealed"]
             self.policies = dict(snapshot["policies"])
             self.wrapped = dict(snapshot["wrapped"])
+            self.enterprise = snapshot.get("enterprise", self.enterprise)
 
 
 __all__ = ["SecretsService", "Mount", "random_id", "SYSTEM_DEFAULT_LEASE_TTL", "SYSTEM_MAX_LEASE_TTL", "VERSION"]

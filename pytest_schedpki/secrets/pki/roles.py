@@ -7,6 +7,10 @@
 * ``GET roles/:name`` -> the role, or 404 ``{"errors":[]}``; ``DELETE`` -> 204 (also when unknown);
 * ``LIST roles/`` (``after``/``limit``) -> ``{"keys": [sorted names]}``, 404 ``{"errors":[]}`` when empty.
 
+With ``SecretsService.enterprise`` on, roles also carry Vault Enterprise's ``no_store_metadata``
+(bool, default ``false``; a 53rd key in responses); off, OpenBao ignores it with the unknown-parameter
+warning (see enterprise.py, cert_metadata.py).
+
 Validation order and texts follow ``pathRoleCreate``/``validateRole`` (see :func:`build_role`).
 """
 
@@ -21,6 +25,7 @@ from typing import Any
 from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field, FieldData
 from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, not_found, user_error
+from .enterprise import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
 
 NAME_RE = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
@@ -94,11 +99,15 @@ class Role:
     not_after: str = ""
     not_after_bound: str = "permit"
     issuer_ref: str = "default"
+    no_store_metadata: bool = False  # Vault Enterprise only (emulated); never shown by OpenBao
 
-    def to_response(self) -> dict[str, Any]:
-        """The 52-key ``data`` of a role read/write (lists copied, TTLs as integer seconds)."""
+    def to_response(self, enterprise: bool = False) -> dict[str, Any]:
+        """The 52-key ``data`` of a role read/write (lists copied, TTLs as integer seconds); with
+        ``enterprise`` also ``no_store_metadata``."""
         data = {k: (list(v) if isinstance(v, list) else v) for k, v in asdict(self).items()}
         del data["name"]
+        if not enterprise:
+            del data["no_store_metadata"]
         return data
 
 
@@ -131,7 +140,8 @@ ROLE_FIELDS: dict[str, Field] = {
 }
 _PLAIN = [f.name for f in fields(Role) if f.name not in (
     "name", "allow_token_displayname", "allowed_other_sans", "allowed_ip_sans_cidr", "policy_identifiers",
-    "generate_lease", "cn_validations")]
+    "generate_lease", "cn_validations", "no_store_metadata")]
+ENTERPRISE_ROLE_FIELDS: dict[str, Field] = {"no_store_metadata": Field(BOOL, False)}
 
 
 def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
@@ -283,8 +293,13 @@ def build_role(name: str, data: FieldData, old: Role | None, state: Any) -> tupl
     warning = issuer_ref_warning(state, values["issuer_ref"])
     validations, sent = data.get_ok("cn_validations")
     validations = _cn_validations(validations if (sent or old is None) else list(base.cn_validations))
+    no_store_metadata = base.no_store_metadata if old is not None else False
+    if "no_store_metadata" in data.schema:  # the Enterprise variant of the path
+        value, sent = data.get_ok("no_store_metadata")
+        no_store_metadata = value if (sent or old is None) else no_store_metadata
     role = replace(Role(name=name), **values, allowed_other_sans=list(other_sans), allowed_ip_sans_cidr=networks,
-                   policy_identifiers=policy_identifiers, generate_lease=generate_lease, cn_validations=validations)
+                   policy_identifiers=policy_identifiers, generate_lease=generate_lease, cn_validations=validations,
+                   no_store_metadata=no_store_metadata)
     return role, ([warning] if warning else []) + warnings
 
 
@@ -310,7 +325,7 @@ def paths(backend: Any) -> list[Path]:
         name = req.data.get("name")
         role, warnings = build_role(name, req.data, None, backend.state)
         backend.state.roles[name] = role
-        return LogicalResponse(data=role.to_response(), warnings=warnings)
+        return LogicalResponse(data=role.to_response(is_enterprise(backend)), warnings=warnings)
 
     def patch(req: LogicalRequest) -> LogicalResponse:
         name = req.data.get("name")
@@ -319,13 +334,13 @@ def paths(backend: Any) -> list[Path]:
             raise user_error("Unable to fetch role entry to patch")
         role, warnings = build_role(name, req.data, old, backend.state)
         backend.state.roles[name] = role
-        return LogicalResponse(data=role.to_response(), warnings=warnings)
+        return LogicalResponse(data=role.to_response(is_enterprise(backend)), warnings=warnings)
 
     def read(req: LogicalRequest) -> LogicalResponse:
         role = backend.state.roles.get(req.data.get("name"))
         if role is None:
             raise not_found()
-        return LogicalResponse(data=role.to_response())
+        return LogicalResponse(data=role.to_response(is_enterprise(backend)))
 
     def delete(req: LogicalRequest) -> LogicalResponse:
         backend.state.roles.pop(req.data.get("name"), None)
@@ -342,8 +357,10 @@ def paths(backend: Any) -> list[Path]:
             raise not_found()
         return LogicalResponse(data={"keys": keys})
 
+    role_path = Path(rf"roles/(?P<name>{NAME_RE})", dict(ROLE_FIELDS),
+                     {"read": read, "update": write, "patch": patch, "delete": delete})
     return [
         Path(r"roles/?", {"after": Field(STRING), "limit": Field(INT)}, {"list": list_roles}),
-        Path(rf"roles/(?P<name>{NAME_RE})", dict(ROLE_FIELDS),
-             {"read": read, "update": write, "patch": patch, "delete": delete}),
+        enterprise_variant(backend, role_path, ENTERPRISE_ROLE_FIELDS),
+        role_path,
     ]
