@@ -6,6 +6,9 @@ set?): unable to find PKI issuer for reference: <ref>``) -> ``format`` (400) -> 
 validity, user ids -> signing. The certificate is stored (``CertRecord``) unless the role has
 ``no_store``; roles with ``generate_lease`` answer with a lease (``lease_id`` ``<mount>issue/<role>/<24
 chars>``, ``lease_duration`` = seconds until NotAfter).
+
+With ``SecretsService.enterprise`` on (Vault Enterprise emulation), each path also takes
+``cert_metadata``, checked right after the role (cert_metadata.py) and stored with the serial.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field
 from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, user_error
 from . import x509 as pkix
+from .cert_metadata import CERT_METADATA_FIELDS, store_cert_metadata, take_cert_metadata
+from .enterprise import enterprise_variant
 from .leaf import FORMAT_ERROR, FORMATS, LeafRequest, SigningIssuer, build_leaf, response_data
 from .model import CertRecord, serial_to_hex
 from .policy import PolicyError, check_csr_key
@@ -148,6 +153,7 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     """One issue (``use_csr`` False) or sign request; ``from_path`` when the issuer comes from the
     ``issuer/:ref/...`` path instead of the role's ``issuer_ref``."""
     role = _role(backend, req.data.get("role"))
+    metadata = take_cert_metadata(backend, req, role, "sign" if use_csr else "issue")
     key_params_ignored = False
     if not use_csr:
         role, key_params_ignored = _any_role_for_issue(role, req)
@@ -184,12 +190,14 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     if role.generate_lease:
         response.lease_id = _lease_id(backend, req)
         response.lease_duration = max(0, int((leaf.certificate.not_valid_after_utc - now).total_seconds()))
+    serial = serial_to_hex(leaf.certificate.serial_number)
     if not role.no_store:
-        serial = serial_to_hex(leaf.certificate.serial_number)
         backend.state.certs[serial] = CertRecord(
             serial_number=serial, certificate=leaf.certificate, pem=pkix.pem_of(leaf.certificate),
             issuer_id=issuer.issuer_id, role=role.name, issued_at=now,
             private_key_pem=pkix.private_key_pem(leaf.private_key) if leaf.private_key is not None else None)
+    store_cert_metadata(backend, serial, metadata, certificate=leaf.certificate, issuer_id=issuer.issuer_id,
+                        role=role.name)
     if key_params_ignored:
         response.add_warning(KEY_TYPE_IGNORED)
     return response
@@ -202,9 +210,11 @@ def paths(backend: Any) -> list[Path]:
         return lambda req: handle_issue_sign(backend, req, use_csr=use_csr, from_path=from_path)
 
     ref = rf"issuer/(?P<issuer_ref>{NAME_RE})"
-    return [
+    openbao = [
         Path(rf"issue/(?P<role>{NAME_RE})", dict(ISSUE_FIELDS), {"update": handler(False, False)}),
         Path(rf"sign/(?P<role>{NAME_RE})", dict(SIGN_FIELDS), {"update": handler(True, False)}),
         Path(rf"{ref}/issue/(?P<role>{NAME_RE})", dict(ISSUE_FIELDS), {"update": handler(False, True)}),
         Path(rf"{ref}/sign/(?P<role>{NAME_RE})", dict(SIGN_FIELDS), {"update": handler(True, True)}),
     ]
+    # Vault Enterprise variants (cert_metadata) first; they match only while the emulation is on
+    return [enterprise_variant(backend, p, CERT_METADATA_FIELDS) for p in openbao] + openbao

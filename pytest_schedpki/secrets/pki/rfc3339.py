@@ -11,7 +11,7 @@ import calendar
 import datetime
 import re
 
-from ...godur import go_quote
+from ...godur import time_quote
 
 LAYOUT = "2006-01-02T15:04:05Z07:00"
 
@@ -22,11 +22,11 @@ class Rfc3339Error(ValueError):
 
 
 def _cannot(value: str, rest: str, element: str) -> Rfc3339Error:
-    return Rfc3339Error(f"parsing time {go_quote(value)} as {go_quote(LAYOUT)}: cannot parse {go_quote(rest)} as {go_quote(element)}")
+    return Rfc3339Error(f"parsing time {time_quote(value)} as {time_quote(LAYOUT)}: cannot parse {time_quote(rest)} as {time_quote(element)}")
 
 
 def _out_of_range(value: str, what: str) -> Rfc3339Error:
-    return Rfc3339Error(f"parsing time {go_quote(value)}: {what} out of range")
+    return Rfc3339Error(f"parsing time {time_quote(value)}: {what} out of range")
 
 
 def parse_rfc3339(value: str) -> datetime.datetime:
@@ -70,7 +70,7 @@ def parse_rfc3339(value: str) -> datetime.datetime:
         offset = datetime.timedelta(hours=hours, minutes=minutes) * (-1 if m.group(1) == "-" else 1)
         rest = rest[m.end():]
     if rest:
-        raise Rfc3339Error(f"parsing time {go_quote(value)}: extra text: {go_quote(rest)}")
+        raise Rfc3339Error(f"parsing time {time_quote(value)}: extra text: {time_quote(rest)}")
     year, month, day = fields["year"], fields["month"], fields["day"]
     if not 1 <= day <= calendar.monthrange(max(year, 1), month)[1] or year == 0:
         raise _out_of_range(value, "day")

@@ -227,6 +227,20 @@ def _pss_padding(signing_key: Any, use_pss: bool, algorithm: hashes.HashAlgorith
     return None
 
 
+def certificate_builder(not_before: datetime.datetime, not_after: datetime.datetime) -> x509.CertificateBuilder:
+    """A ``CertificateBuilder`` holding the validity period as given (aware datetimes), also when
+    ``not_after`` is before ``not_before``: Go's ``CreateCertificate`` writes such certificates (e.g.
+    sign-intermediate/sign-verbatim with a past ``not_after``), cryptography's setters refuse them,
+    its constructor does not."""
+    if not_after >= not_before:
+        return x509.CertificateBuilder().not_valid_before(not_before).not_valid_after(not_after)
+
+    def naive_utc(when: datetime.datetime) -> datetime.datetime:
+        return when.astimezone(datetime.timezone.utc).replace(tzinfo=None) if when.tzinfo else when
+
+    return x509.CertificateBuilder(not_valid_before=naive_utc(not_before), not_valid_after=naive_utc(not_after))
+
+
 def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, public_key: Any,
                      subject: x509.Name, serial: int, not_before: datetime.datetime,
                      not_after: datetime.datetime, sans: Sequence[x509.GeneralName] = (), is_ca: bool = False,
@@ -234,7 +248,8 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
                      ext_key_usage: Sequence[str] = (), ext_key_usage_oids: Sequence[str] = (),
                      permitted_dns_domains: Sequence[str] = (), aia: dict[str, list[str]] | None = None,
                      signature_bits: int = 0, use_pss: bool = False, skid: bytes | None = None,
-                     extra_extensions: Sequence[x509.Extension] = ()) -> x509.Certificate:
+                     extra_extensions: Sequence[x509.Extension] = (),
+                     csr_extensions: Sequence[x509.Extension] = ()) -> x509.Certificate:
     """Build and sign one certificate with OpenBao's profile.
 
     * ``issuer_cert`` ``None`` means self-signed (issuer = ``subject``, AKI = own SKI);
@@ -248,9 +263,18 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     * ``signature_bits``: 0/256/384/512 (see :func:`signature_hash`); an EC issuer honours a non-zero
       value as certutil's CSR signing does, so pass 0 for the paths where OpenBao always uses the
       curve's hash (issue with a generated key, root generation); ``use_pss`` for RSA issuers;
-    * ``skid``: explicit SKI bytes, else computed from ``public_key``.
+    * ``skid``: explicit SKI bytes, else computed from ``public_key``;
+    * ``csr_extensions``: extensions copied as they are from a CSR (Go's ``ExtraExtensions`` of
+      ``use_csr_values``/sign-verbatim): each is written after CRLDistributionPoints, in the given
+      order, and any extension this function would generate with the same OID is left out (so a
+      CSR's KeyUsage, SAN, SKI... win over the computed ones).
     """
     aia = aia or {}
+    copied = {ext.oid for ext in csr_extensions}
+
+    def wanted(oid: x509.ObjectIdentifier) -> bool:
+        return oid not in copied
+
     ski = x509.SubjectKeyIdentifier(skid) if skid else x509.SubjectKeyIdentifier.from_public_key(public_key)
     if issuer_cert is None:
         issuer_name, aki_id = subject, ski.digest
@@ -260,20 +284,20 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             aki_id = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
         except x509.ExtensionNotFound:
             aki_id = None
-    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer_name)
-               .public_key(public_key).serial_number(serial)
-               .not_valid_before(not_before).not_valid_after(not_after))
+    builder = (certificate_builder(not_before, not_after).subject_name(subject).issuer_name(issuer_name)
+               .public_key(public_key).serial_number(serial))
     ku = _key_usage(key_usage, is_ca)
-    if ku is not None:
+    if ku is not None and wanted(x509.oid.ExtensionOID.KEY_USAGE):
         builder = builder.add_extension(ku, critical=True)
     eku = _ext_key_usage(ext_key_usage, ext_key_usage_oids)
-    if eku is not None:
+    if eku is not None and wanted(x509.oid.ExtensionOID.EXTENDED_KEY_USAGE):
         builder = builder.add_extension(eku, critical=False)
-    if is_ca:
+    if is_ca and wanted(x509.oid.ExtensionOID.BASIC_CONSTRAINTS):
         path_len = max_path_length if max_path_length is not None and max_path_length >= 0 else None
         builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=path_len), critical=True)
-    builder = builder.add_extension(ski, critical=False)
-    if aki_id:
+    if wanted(x509.oid.ExtensionOID.SUBJECT_KEY_IDENTIFIER):
+        builder = builder.add_extension(ski, critical=False)
+    if aki_id and wanted(x509.oid.ExtensionOID.AUTHORITY_KEY_IDENTIFIER):
         builder = builder.add_extension(
             x509.AuthorityKeyIdentifier(aki_id, None, None), critical=False)
     access = [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(u))
@@ -281,24 +305,26 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     access += [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.CA_ISSUERS,
                                       x509.UniformResourceIdentifier(u))
                for u in aia.get("issuing_certificates") or []]
-    if access:
+    if access and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
         builder = builder.add_extension(x509.AuthorityInformationAccess(access), critical=False)
     others = [s for s in sans if isinstance(s, x509.OtherName)]
     standard = _go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
-    if standard and not others:
+    if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
         builder = builder.add_extension(x509.SubjectAlternativeName(standard), critical=len(subject) == 0)
-    if permitted_dns_domains:
+    if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
         builder = builder.add_extension(
             x509.NameConstraints([x509.DNSName(d) for d in permitted_dns_domains], None), critical=True)
     crl_dps = aia.get("crl_distribution_points") or []
-    if crl_dps:
+    if crl_dps and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
         builder = builder.add_extension(x509.CRLDistributionPoints([
             x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in crl_dps]),
             critical=False)
-    if others:
+    for ext in csr_extensions:
+        builder = builder.add_extension(ext.value, critical=ext.critical)
+    if others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
         builder = builder.add_extension(x509.SubjectAlternativeName(others + standard), critical=False)
     deltas = aia.get("delta_crl_distribution_points") or []
-    if deltas:
+    if deltas and wanted(x509.oid.ExtensionOID.FRESHEST_CRL):
         builder = builder.add_extension(x509.FreshestCRL([
             x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in deltas]),
             critical=False)
