@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-seed", action="store_true", help="start empty (no default seed)")
     serve.add_argument("--tls", action="store_true",
                        help="serve HTTPS with the double's own CA (valid 2000-2999); prints VAULT_CACERT etc.")
+    serve.add_argument("--enterprise", action="store_true",
+                       help="emulate Vault Enterprise PKI features (external-policy paths, cert_metadata); see docs/enterprise.md")
     serve.add_argument("--log-requests", action="store_true", help="print one line per request to stderr")
     return parser
 
@@ -61,6 +63,7 @@ def env_lines(double: Double, ca_path: str | None = None) -> list[str]:
 
 def serve(args: argparse.Namespace) -> int:
     double = Double(management_token=args.management_token, root_token=args.root_token)
+    double.secrets.enterprise = args.enterprise
     seeds = [] if args.no_seed else (args.seed or [default_seed_path()])
     try:
         for seed in seeds:

@@ -27,14 +27,16 @@ from .tls import create_tls_material
 
 @dataclass
 class Settings:
-    """Session-level settings: listen ``host``, the two tokens, and ``seeds`` (file paths applied
-    once per session, in order, before the baseline is saved)."""
+    """Session-level settings: listen ``host``, the two tokens, ``seeds`` (file paths applied once per
+    session, in order, before the baseline is saved), ``tls`` (HTTPS listeners with the double's own
+    CA) and ``enterprise`` (emulate Vault Enterprise PKI features)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
     root_token: str = "root"
     seeds: list[str] = field(default_factory=list)
     tls: bool = False
+    enterprise: bool = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_management_token", "scheduler bootstrap management token secret (default root)", default="root")
     parser.addini("schedpki_root_token", "secrets service root token (default root)", default="root")
     parser.addini("schedpki_tls", "serve HTTPS with the double's own CA (default false)", type="bool", default=False)
+    parser.addini("schedpki_enterprise", "emulate Vault Enterprise PKI features (default false)", type="bool", default=False)
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -65,6 +68,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         root_token=pytestconfig.getini("schedpki_root_token"),
         seeds=seeds,
         tls=pytestconfig.getini("schedpki_tls"),
+        enterprise=pytestconfig.getini("schedpki_enterprise"),
     )
 
 
@@ -72,6 +76,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token)
+    double.secrets.enterprise = schedpki_settings.enterprise
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None

@@ -20,6 +20,12 @@ Schema (every key optional)::
               issuer_name: root
               ttl: 87600h
               key_type: ec
+        - path: pki_int
+          issuers:                 # an intermediate: intermediate/generate/internal on this mount,
+            - type: intermediate   # sign-intermediate on signed_by, then set-signed here
+              signed_by: {mount: pki, issuer_ref: default, ttl: 43800h}
+              common_name: Example Intermediate CA
+              issuer_name: int
           roles:                   # roles/:name parameters (name is the role name)
             - name: example-dot-com
               allowed_domains: [example.com]
@@ -65,6 +71,22 @@ def _list(value: Any, source: str, entry: str) -> list[Any]:
     return value
 
 
+def _intermediate(service: SecretsService, source: str, entry: str, path: str, params: dict[str, Any]) -> None:
+    signer = params.pop("signed_by", None)
+    if not isinstance(signer, dict) or not signer.get("mount"):
+        raise SeedError(source, f"{entry}.signed_by", "required for an intermediate: {mount: <parent mount>, issuer_ref: default, ttl: ...}")
+    signer = dict(signer)
+    parent = str(signer.pop("mount")).strip("/")
+    issuer_ref = signer.pop("issuer_ref", "default")
+    name = params.pop("issuer_name", None)
+    csr = _call(service, source, entry, "update", f"{path}/intermediate/generate/internal", params).data["csr"]
+    sign = {"csr": csr, "format": "pem_bundle", "common_name": params.get("common_name", ""), **signer}
+    bundle = _call(service, source, f"{entry}.signed_by", "update", f"{parent}/issuer/{issuer_ref}/sign-intermediate", sign).data
+    imported = _call(service, source, entry, "update", f"{path}/intermediate/set-signed", {"certificate": bundle["certificate"]}).data
+    if name and imported.get("imported_issuers"):
+        _call(service, source, entry, "patch", f"{path}/issuer/{imported['imported_issuers'][0]}", {"issuer_name": name})
+
+
 def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
     """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
     section = _mapping(section, source, "secrets")
@@ -97,8 +119,14 @@ def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> No
                   dict(_mapping(mount["urls"], source, f"{entry}.urls")))
         for j, issuer in enumerate(_list(mount.get("issuers"), source, f"{entry}.issuers")):
             ientry = f"{entry}.issuers[{j}]"
-            _call(service, source, ientry, "update", f"{path}/root/generate/internal",
-                  dict(_mapping(issuer, source, ientry)))
+            params = dict(_mapping(issuer, source, ientry))
+            kind = params.pop("type", "root")
+            if kind == "root":
+                _call(service, source, ientry, "update", f"{path}/root/generate/internal", params)
+            elif kind == "intermediate":
+                _intermediate(service, source, ientry, path, params)
+            else:
+                raise SeedError(source, f"{ientry}.type", f"expected root or intermediate, got {kind!r}")
         for j, role in enumerate(_list(mount.get("roles"), source, f"{entry}.roles")):
             rentry = f"{entry}.roles[{j}]"
             role = dict(_mapping(role, source, rentry))
