@@ -2,7 +2,8 @@
 
 Order per request: ``/_schedpki/...`` control endpoints (never journaled, never faulted) ->
 the first matching :class:`~pytest_schedpki.faults.Fault` (latency, hang, drop, canned answer) ->
-the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry.
+the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry (also for
+answers a fault gave; a dropped connection is journaled with status 0).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class Instrumented:
         if fault is not None:
             answered = self._apply_fault(fault, environ, start_response)
             if answered is not None:
-                return answered
+                status, chunks = answered
+                self._record(environ, method, path, body, status, chunks)
+                return [chunks] if chunks else []
         captured: dict[str, object] = {}
 
         def capture(status: str, headers: list, exc_info=None):
@@ -80,7 +83,9 @@ class Instrumented:
             kind = "unknown"
         self.journal.record(self.service, method, path, query, kind, body, status, response)
 
-    def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> Iterable[bytes] | None:
+    def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> tuple[int, bytes] | None:
+        """Run the fault; returns ``(status, body)`` when it answered (status 0: connection dropped)
+        or ``None`` when the real handler should answer (latency or a released hang only)."""
         if fault.latency:
             time.sleep(fault.latency)
         if fault.hang:
@@ -93,7 +98,7 @@ class Instrumented:
                 except OSError:
                     pass
             start_response("500 Internal Server Error", [("Content-Length", "0")])
-            return []
+            return 0, b""
         if fault.status is None:
             return None
         body = fault.body
@@ -105,4 +110,5 @@ class Instrumented:
             body = ""
         content_type = content_type or ("application/json" if self.service == "secrets" else "text/plain; charset=utf-8")
         response = Response(body, status=fault.status, content_type=content_type)
-        return response(environ, start_response)
+        chunks = b"".join(response(environ, start_response))
+        return fault.status, chunks
