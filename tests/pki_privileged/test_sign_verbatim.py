@@ -305,3 +305,14 @@ def test_past_not_after_gives_an_inverted_certificate(api):
         cert = cert_of(api.ok(path, {"csr": make_csr(), "not_after": "2030-01-01T00:00:00Z"})["data"]["certificate"])
         assert cert.not_valid_before_utc == T0 - datetime.timedelta(seconds=30)
         assert cert.not_valid_after_utc == datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def test_not_after_before_1950_is_refused_not_crashing(api):
+    """Known divergence: OpenBao writes a GeneralizedTime (200); cryptography cannot encode such a time."""
+    csr = make_csr()
+    assert api.error("pki/sign-verbatim", {"csr": csr, "not_after": "1900-01-01T00:00:00Z"}, status=500) == [
+        "1 error occurred:\n\t* unable to create certificate: The not valid after date must be on or after 1950 "
+        "January 1.\n\n"]
+    assert api.error("pki/root/sign-intermediate", {"csr": csr, "not_after": "0001-01-01T00:00:00Z"}, status=500) == [
+        "1 error occurred:\n\t* error signing cert: unable to create certificate: The not valid after date must be on "
+        "or after 1950 January 1.\n\n"]

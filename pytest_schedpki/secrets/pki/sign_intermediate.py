@@ -21,7 +21,9 @@ Follows OpenBao 2.7.2's ``pathIssuerSignIntermediate`` + ``signCert(isCA=true)``
 8. the CSR signature (``request signature invalid``); a signer whose pathLen is 0 -> ``signing
    certificate has a max path length of zero, and cannot issue further CA certificates``;
    ``max_path_length`` below -1 -> 500 ``error signing cert: unable to create certificate: x509:
-   invalid MaxPathLen, must be greater or equal to -1``.
+   invalid MaxPathLen, must be greater or equal to -1``; a ``not_after`` before 1950 -> 500 ``error
+   signing cert: unable to create certificate: The not valid after date must be on or after 1950
+   January 1.`` (divergence: Go writes a GeneralizedTime, cryptography cannot).
 
 The certificate: BasicConstraints CA:TRUE critical with pathLen = ``max_path_length`` when sent
 (``-1``: none, ``0``: a literal zero), else derived from the signer (none -> none, 0 -> 0, n -> n-1);
@@ -207,13 +209,17 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
         sans = others + [x509.DNSName(n) for n in names.dns_names] + [x509.RFC822Name(e) for e in names.email_addresses]
         sans += [x509.IPAddress(ip) for ip in names.ip_addresses] + [x509.UniformResourceIdentifier(u) for u in names.uris]
         copied = []
-    cert = pkix.sign_certificate(
-        issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=csr.public_key(), subject=subject,
-        serial=pkix.new_serial(), not_before=not_before, not_after=not_after, sans=sans, is_ca=True,
-        max_path_length=path_length, key_usage=data.get("key_usage") if data.sent("key_usage") else [],
-        ext_key_usage=_ext_key_usage_names(req), permitted_dns_domains=data.get("permitted_dns_domains"),
-        aia=issuer.aia, signature_bits=data.get("signature_bits"), use_pss=data.get("use_pss"), skid=skid or None,
-        csr_extensions=copied)
+    try:
+        cert = pkix.sign_certificate(
+            issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=csr.public_key(),
+            subject=subject, serial=pkix.new_serial(), not_before=not_before, not_after=not_after, sans=sans,
+            is_ca=True, max_path_length=path_length,
+            key_usage=data.get("key_usage") if data.sent("key_usage") else [], ext_key_usage=_ext_key_usage_names(req),
+            permitted_dns_domains=data.get("permitted_dns_domains"), aia=issuer.aia,
+            signature_bits=data.get("signature_bits"), use_pss=data.get("use_pss"), skid=skid or None,
+            csr_extensions=copied)
+    except ValueError as exc:  # what cryptography cannot encode (e.g. a not_after before 1950)
+        raise internal_error(f"error signing cert: unable to create certificate: {exc}") from None
 
     response = LogicalResponse(data=_response_data(cert, issuer, fmt))
     if cert.not_valid_after_utc > issuer.certificate.not_valid_after_utc:

@@ -39,6 +39,9 @@ dropped with ``remove_roots_from_chain`` on a root mount); warnings in order: ``
 ``alt_names`` ignored, TTL clamp, BasicConstraints ignored. The certificate is stored unless the
 role has ``no_store``; a ``generate_lease`` role answers with a lease.
 
+A ``not_after`` before 1950 gives 500 ``unable to create certificate: The not valid after date must be
+on or after 1950 January 1.`` (divergence: Go writes a GeneralizedTime, cryptography cannot).
+
 ``enforce_leaf_not_after_behavior`` (Vault) is not an OpenBao parameter: it gets the ``Endpoint
 ignored these unrecognized parameters`` warning and the issuer's behaviour always applies.
 """
@@ -162,14 +165,17 @@ def sign_verbatim(backend: Any, req: LogicalRequest, *, from_role_path: bool) ->
     extra = []
     if vrole.basic_constraints_valid_for_non_ca:
         extra.append(x509.Extension(x509.oid.ExtensionOID.BASIC_CONSTRAINTS, True, x509.BasicConstraints(False, None)))
-    cert = pkix.sign_certificate(
-        issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=csr.public_key(),
-        subject=csr.subject, serial=pkix.new_serial(),
-        not_before=backdated_not_before(now, vrole.not_before_duration).replace(microsecond=0),
-        not_after=not_after.replace(microsecond=0), sans=others + csr_standard_names(csr) if others else [],
-        key_usage=vrole.key_usage, ext_key_usage=vrole.ext_key_usage, ext_key_usage_oids=vrole.ext_key_usage_oids,
-        aia=issuer.aia, signature_bits=vrole.signature_bits, use_pss=vrole.use_pss, extra_extensions=extra,
-        csr_extensions=copied_csr_extensions(csr, drop_san=bool(others)))
+    try:
+        cert = pkix.sign_certificate(
+            issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=csr.public_key(),
+            subject=csr.subject, serial=pkix.new_serial(),
+            not_before=backdated_not_before(now, vrole.not_before_duration).replace(microsecond=0),
+            not_after=not_after.replace(microsecond=0), sans=others + csr_standard_names(csr) if others else [],
+            key_usage=vrole.key_usage, ext_key_usage=vrole.ext_key_usage, ext_key_usage_oids=vrole.ext_key_usage_oids,
+            aia=issuer.aia, signature_bits=vrole.signature_bits, use_pss=vrole.use_pss, extra_extensions=extra,
+            csr_extensions=copied_csr_extensions(csr, drop_san=bool(others)))
+    except ValueError as exc:  # what cryptography cannot encode (e.g. a not_after before 1950)
+        raise internal_error(f"unable to create certificate: {exc}") from None
 
     response = LogicalResponse(data=response_data(
         Leaf(certificate=cert, private_key=None, issuer=issuer, warnings=[]), fmt=fmt,

@@ -231,12 +231,16 @@ def certificate_builder(not_before: datetime.datetime, not_after: datetime.datet
     """A ``CertificateBuilder`` holding the validity period as given (aware datetimes), also when
     ``not_after`` is before ``not_before``: Go's ``CreateCertificate`` writes such certificates (e.g.
     sign-intermediate/sign-verbatim with a past ``not_after``), cryptography's setters refuse them,
-    its constructor does not."""
+    its constructor does not. Raises ``ValueError`` for a time before 1950 (cryptography cannot encode
+    one, where Go would write a GeneralizedTime)."""
     if not_after >= not_before:
         return x509.CertificateBuilder().not_valid_before(not_before).not_valid_after(not_after)
 
     def naive_utc(when: datetime.datetime) -> datetime.datetime:
-        return when.astimezone(datetime.timezone.utc).replace(tzinfo=None) if when.tzinfo else when
+        when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None) if when.tzinfo else when
+        if when < datetime.datetime(1950, 1, 1):
+            raise ValueError("The not valid after date must be on or after 1950 January 1.")
+        return when
 
     return x509.CertificateBuilder(not_valid_before=naive_utc(not_before), not_valid_after=naive_utc(not_after))
 
