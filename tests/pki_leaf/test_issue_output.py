@@ -95,5 +95,17 @@ def test_store_and_no_store(bao):
     assert record.issuer_id == bao.state().default_issuer_id and record.private_key_pem == data["private_key"]
     assert bao.get(f"pki/cert/{data['serial_number']}").status_code == 200
     data = bao.post("pki/issue/nostore", {"common_name": "ns.example.com"}).json()["data"]
-    assert data["serial_number"] not in bao.state().certs
+    kept = bao.state().certs[data["serial_number"]]  # kept for test inspection only, never served
+    assert kept.stored is False and kept.role == "nostore"
     assert bao.get(f"pki/cert/{data['serial_number']}").status_code == 404
+    assert data["serial_number"] not in bao.call("LIST", "pki/certs").json()["data"]["keys"]
+
+
+def test_delta_crl_urls_do_not_break_issuance(bao):
+    """With config/urls delta_crl_distribution_points set, leaves carry one FreshestCRL extension
+    (regression: it used to be added twice and issuance failed with a 500)."""
+    assert bao.post("pki/config/urls", {"delta_crl_distribution_points": ["http://crl.example.com/delta"]}).status_code == 200
+    r = bao.post("pki/issue/web", {"common_name": "d.example.com"})
+    assert r.status_code == 200, r.text
+    ext = cert_of(r.json()["data"]["certificate"]).extensions.get_extension_for_class(x509.FreshestCRL).value
+    assert [p.full_name[0].value for p in ext] == ["http://crl.example.com/delta"]

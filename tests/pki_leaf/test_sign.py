@@ -176,3 +176,18 @@ def test_signature_bits_apply_to_sign_but_not_to_issue_from_an_ec_issuer(bao):
         signed = bao.post(f"pki/issuer/{ref}/sign/sb", {"csr": make_csr("x.com")}).json()["data"]["certificate"]
         algorithm[ref] = (cert_of(issued).signature_hash_algorithm.name, cert_of(signed).signature_hash_algorithm.name)
     assert algorithm == {"root-a": ("sha384", "sha384"), "root-b": ("sha256", "sha384")}
+
+
+def test_sign_refuses_a_csr_whose_signature_is_invalid(bao):
+    """OpenBao checks the CSR's self-signature last, before signing: 400 ``request signature invalid``,
+    and nothing is stored."""
+    import base64
+
+    good = make_csr("s.example.com", key=RSA_KEY)
+    der = bytearray(base64.b64decode("".join(good.strip().splitlines()[1:-1])))
+    der[-1] ^= 0xFF  # the last byte belongs to the signature BIT STRING
+    bad = "-----BEGIN CERTIFICATE REQUEST-----\n" + base64.encodebytes(bytes(der)).decode() + "-----END CERTIFICATE REQUEST-----"
+    before = set(bao.state().certs)
+    r = bao.post("pki/sign/web", {"csr": bad})
+    assert (r.status_code, r.json()) == (400, {"errors": ["request signature invalid"]})
+    assert set(bao.state().certs) == before

@@ -147,8 +147,6 @@ def test_other_sans_rebuild_the_san(api):
         x509.RFC822Name("m@example.com")]
 
 
-@pytest.mark.xfail(strict=True, reason="known divergence in policy.py (shared with sign/:role): the double says "
-                   "'other names must be UTF8 strings', OpenBao 2.7.2 'no UTF-8 string found in OtherName'")
 def test_csr_other_name_that_is_not_utf8(api):
     bad = make_csr(cn="o.example.com", sans=[x509.OtherName(x509.ObjectIdentifier(UPN), b"\x02\x01\x05")])
     assert api.error("pki/sign-verbatim", {"csr": bad}) == [

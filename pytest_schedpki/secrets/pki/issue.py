@@ -25,6 +25,7 @@ from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, user_error
 from . import x509 as pkix
 from .cert_metadata import CERT_METADATA_FIELDS, store_cert_metadata, take_cert_metadata
+from .csr_signing import check_csr_signature
 from .enterprise import enterprise_variant
 from .leaf import FORMAT_ERROR, FORMATS, LeafRequest, SigningIssuer, build_leaf, response_data
 from .model import CertRecord, serial_to_hex
@@ -177,6 +178,8 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     except ValidityError as exc:
         raise user_error(str(exc)) from None
     if csr is not None:
+        check_csr_signature(csr)  # certutil checks the CSR's own signature last, before signing
+    if csr is not None:
         if role.use_csr_common_name and req.data.get("common_name"):
             warnings.append(CN_IGNORED)
         if role.use_csr_sans and req.data.get("alt_names"):
@@ -191,11 +194,11 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
         response.lease_id = _lease_id(backend, req)
         response.lease_duration = max(0, int((leaf.certificate.not_valid_after_utc - now).total_seconds()))
     serial = serial_to_hex(leaf.certificate.serial_number)
-    if not role.no_store:
-        backend.state.certs[serial] = CertRecord(
-            serial_number=serial, certificate=leaf.certificate, pem=pkix.pem_of(leaf.certificate),
-            issuer_id=issuer.issuer_id, role=role.name, issued_at=now,
-            private_key_pem=pkix.private_key_pem(leaf.private_key) if leaf.private_key is not None else None)
+    # no_store certificates are kept unlisted (stored=False): the API never shows them, tests can inspect them
+    backend.state.certs[serial] = CertRecord(
+        serial_number=serial, certificate=leaf.certificate, pem=pkix.pem_of(leaf.certificate),
+        issuer_id=issuer.issuer_id, role=role.name, issued_at=now, stored=not role.no_store,
+        private_key_pem=pkix.private_key_pem(leaf.private_key) if leaf.private_key is not None else None)
     store_cert_metadata(backend, serial, metadata, certificate=leaf.certificate, issuer_id=issuer.issuer_id,
                         role=role.name)
     if key_params_ignored:

@@ -117,11 +117,7 @@ def _extra_extensions(role: Any, issuer: SigningIssuer) -> list[x509.Extension]:
     extra = _policies(list(role.policy_identifiers))
     if role.basic_constraints_valid_for_non_ca:
         extra.append(x509.Extension(x509.oid.ExtensionOID.BASIC_CONSTRAINTS, True, x509.BasicConstraints(False, None)))
-    delta = issuer.aia.get("delta_crl_distribution_points") or []
-    if delta:
-        extra.append(x509.Extension(x509.oid.ExtensionOID.FRESHEST_CRL, False, x509.FreshestCRL([
-            x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in delta])))
-    return extra
+    return extra  # FreshestCRL (delta CRL URLs) comes from x509.sign_certificate with the other AIA data
 
 
 def _ext_key_usage_names(role: Any) -> list[str]:

@@ -295,7 +295,7 @@ def _resolve_other_sans(role: Any, request: dict[str, Any], csr_sans: Any, names
         for other in csr_sans.get_values_for_type(x509.OtherName):
             value = _utf8_other_name(other)
             if value is None:
-                raise PolicyError("could not parse requested other SAN: other names must be UTF8 strings")
+                raise PolicyError("could not parse requested other SAN: no UTF-8 string found in OtherName")
             wanted.append(f"{other.type_id.dotted_string};UTF8:{value}")
     if not wanted:
         return

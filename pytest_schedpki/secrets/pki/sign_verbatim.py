@@ -186,9 +186,10 @@ def sign_verbatim(backend: Any, req: LogicalRequest, *, from_role_path: bool) ->
         response.lease_id = _lease_id(backend, req)
         response.lease_duration = max(0, int((cert.not_valid_after_utc - now).total_seconds()))
     serial = serial_to_hex(cert.serial_number)
-    if not vrole.no_store:
-        backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),
-                                                 issuer_id=issuer.issuer_id, role=vrole.name, issued_at=now)
+    # no_store certificates are kept unlisted (stored=False) so tests can still inspect them
+    backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),
+                                             issuer_id=issuer.issuer_id, role=vrole.name, issued_at=now,
+                                             stored=not vrole.no_store)
     store_cert_metadata(backend, serial, metadata, certificate=cert, issuer_id=issuer.issuer_id, role=vrole.name)
     if data.get("common_name"):
         response.add_warning(CN_IGNORED)
