@@ -61,3 +61,63 @@ def test_handler_exception_fails_the_test_at_teardown(pytester):
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*exception(s) inside the schedpki double's request handlers*", "*RuntimeError: kaboom*"])
+
+
+TLS_EXAMPLE = '''
+import requests
+
+
+def test_https(schedpki):
+    assert schedpki.secrets.url.startswith("https://127.0.0.1:")
+    r = requests.get(f"{schedpki.secrets.url}/v1/sys/health", verify=schedpki.ca_path)
+    assert r.status_code == 200
+'''
+
+
+def test_tls_ini_option_serves_https_with_the_ca_exposed(pytester):
+    pytester.makeini("[pytest]\nschedpki_tls = true\n")
+    pytester.makepyfile(TLS_EXAMPLE)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+
+
+def test_examples_pass_under_xdist_with_a_server_per_worker(pytester):
+    """The downstream-style examples/ suite under `-n 2`: each worker has its own double on its own
+    ports, and no state leaks between workers or tests."""
+    import pathlib
+    import shutil
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "examples", pytester.path / "examples")
+    shutil.copytree(root / "fixtures", pytester.path / "fixtures")
+    pytester.makepyfile(test_ports="""
+        import os
+
+        def test_port_a(schedpki):
+            with open(os.path.join(os.environ["PORTS_DIR"], os.environ.get("PYTEST_XDIST_WORKER", "main")), "a") as fh:
+                fh.write(schedpki.secrets.url + " " + schedpki.scheduler.url + "\\n")
+            schedpki.factories.secrets.mount("leak")
+
+        def test_port_b(schedpki):
+            assert "leak/" not in schedpki.secrets.state.mounts
+            with open(os.path.join(os.environ["PORTS_DIR"], os.environ.get("PYTEST_XDIST_WORKER", "main")), "a") as fh:
+                fh.write(schedpki.secrets.url + " " + schedpki.scheduler.url + "\\n")
+    """)
+    ports = pytester.path / "ports"
+    ports.mkdir()
+    import os
+
+    os.environ["PORTS_DIR"] = str(ports)
+    try:
+        result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "--dist", "load")
+    finally:
+        del os.environ["PORTS_DIR"]
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 18 and not outcomes.get("failed") and not outcomes.get("errors"), result.stdout.str()[-3000:]
+    seen = {f.name: set(f.read_text().split("\n")) - {""} for f in ports.iterdir()}
+    urls = [line for lines in seen.values() for line in lines]
+    per_worker = {name: {u for line in lines for u in line.split()} for name, lines in seen.items()}
+    if len(per_worker) == 2:  # both workers ran a port test: their servers must differ
+        a, b = per_worker.values()
+        assert not (a & b), f"workers shared a listener: {per_worker}"
+    assert urls
