@@ -201,8 +201,11 @@ def test_sign_intermediate_signs_a_ca_template(ent):
     cert = cert_of(r.json()["data"]["certificate"])
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     _verify_signed_by(cert, ent.issuer("root-a").certificate)
-    assert sorted(r.json()["data"]) == ["ca_chain", "certificate", "expiration", "issuing_ca", "not_before",
-                                        "serial_number"]
+    # the same format as root/sign-intermediate (the API document: "External-policy variants return the
+    # same format as their non-external counterparts"): no not_before, ca_chain starts with the new CA
+    data = r.json()["data"]
+    assert sorted(data) == ["ca_chain", "certificate", "expiration", "issuing_ca", "serial_number"]
+    assert data["ca_chain"][0] == data["certificate"] and data["ca_chain"][1] == data["issuing_ca"]
 
 
 # -- the certificate profile ----------------------------------------------------------------------------

@@ -365,9 +365,14 @@ def handle_external(backend: Any, req: LogicalRequest, *, mode: str, from_path: 
     certificate = sign_template(template, chosen)
     now = backend.now()
     leaf = Leaf(certificate=certificate, private_key=private_key, issuer=chosen, warnings=[])
-    data = response_data(leaf, fmt=fmt, private_key_format=req.data.get("private_key_format"),
-                         remove_roots_from_chain=req.data.get("remove_roots_from_chain")
-                         if "remove_roots_from_chain" in req.data.schema else False)
+    if mode == "ica":  # the same format as root/sign-intermediate: ca_chain starts with the new certificate
+        from .sign_intermediate import intermediate_response_data
+
+        data = intermediate_response_data(certificate, chosen, fmt)
+    else:
+        data = response_data(leaf, fmt=fmt, private_key_format=req.data.get("private_key_format"),
+                             remove_roots_from_chain=req.data.get("remove_roots_from_chain")
+                             if "remove_roots_from_chain" in req.data.schema else False)
     response = LogicalResponse(data=data, warnings=warnings)
     if answer.store_certificate:
         serial = serial_to_hex(certificate.serial_number)

@@ -221,7 +221,7 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
     except ValueError as exc:  # what cryptography cannot encode (e.g. a not_after before 1950)
         raise internal_error(f"error signing cert: unable to create certificate: {exc}") from None
 
-    response = LogicalResponse(data=_response_data(cert, issuer, fmt))
+    response = LogicalResponse(data=intermediate_response_data(cert, issuer, fmt))
     if cert.not_valid_after_utc > issuer.certificate.not_valid_after_utc:
         response.add_warning(BEYOND_ISSUER_WARNING)
     if len(cert.subject) == 0:
@@ -238,7 +238,7 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
     return response
 
 
-def _response_data(cert: x509.Certificate, issuer: SigningIssuer, fmt: str) -> dict[str, Any]:
+def intermediate_response_data(cert: x509.Certificate, issuer: SigningIssuer, fmt: str) -> dict[str, Any]:
     """``certificate``/``issuing_ca``/``ca_chain`` in ``fmt`` plus ``serial_number`` and ``expiration``."""
     chain = list(issuer.ca_chain)
     data: dict[str, Any] = {"expiration": int(cert.not_valid_after_utc.timestamp()),
