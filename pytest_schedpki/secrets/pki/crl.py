@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -85,16 +86,46 @@ def revoked_entries(state: PkiState, issuer_id: str, serials: Iterable[str] | No
                     ) -> list[tuple[int, datetime.datetime]]:
     """``(serial, revocation time)`` of the revoked certificates on ``issuer_id``'s CRL, in storage
     order (colon serials sorted as strings); unassigned ones go to the default issuer. ``serials``
-    restricts to those serials (the delta CRL's WAL)."""
+    restricts to those serials (the delta CRL's WAL). As upstream, the revocation entry of a
+    certificate that is itself an issuer of the mount is skipped; the complete CRL instead ends with
+    the revoked issuers (``issuer/:ref/revoke``) that ``issuer_id``'s key signed, other than itself."""
     out = []
-    for serial in sorted(state.certs if serials is None else set(serials) & set(state.certs)):
+    index = getattr(state.certs, "revoked_serials", None)  # CertStore; a plain dict is scanned
+    revoked = index() if index is not None else {s for s, r in state.certs.items() if r.revocation_time is not None}
+    issuer_certs = {i.certificate.serial_number: i.certificate for i in state.issuers.values()}
+    # unassigned revocations go to the default issuer as of the last complete rebuild: changing the
+    # default does not rebuild upstream, so they move only with the next rebuild
+    default = state.extra.get("crl_default_issuer", state.default_issuer_id)
+    for serial in sorted(revoked if serials is None else set(serials) & revoked):
         record = state.certs[serial]
-        if record.revocation_time is None:
+        if issuer_certs.get(record.certificate.serial_number) == record.certificate:
             continue
         owner = crl_owner(state, record)
-        if owner == issuer_id or (not owner and issuer_id == state.default_issuer_id):
+        if owner == issuer_id or (not owner and issuer_id == default):
             out.append((record.certificate.serial_number, record.revocation_time))
+    parent = state.issuers.get(issuer_id)
+    if serials is None and parent is not None:  # upstream's augmentWithRevokedIssuers
+        for other_id in sorted(state.issuers):
+            other = state.issuers[other_id]
+            if other.revoked and other_id != issuer_id and other.revocation_time is not None \
+                    and check_signature_from(other.certificate, parent.certificate):
+                out.append((other.certificate.serial_number, other.revocation_time))
     return out
+
+
+def _persist_associations(state: PkiState) -> None:
+    """What upstream's CRL build writes back: a revoked certificate (not an issuer's own) whose
+    recorded issuer is gone gets the issuer now found by signature, if any."""
+    index = getattr(state.certs, "revoked_serials", None)
+    revoked = index() if index is not None else {s for s, r in state.certs.items() if r.revocation_time is not None}
+    issuer_certs = {i.certificate.serial_number: i.certificate for i in state.issuers.values()}
+    for serial in sorted(revoked):
+        record = state.certs[serial]
+        if record.issuer_id in state.issuers or issuer_certs.get(record.certificate.serial_number) == record.certificate:
+            continue
+        found = revocation_issuer_id(state, record.certificate)
+        if found:
+            state.certs[serial] = replace(record, issuer_id=found)
 
 
 def _signature(issuer: Issuer) -> tuple[int, bool]:
@@ -163,6 +194,9 @@ def rebuild_crls(backend: PkiBackend, force: bool = True) -> list[str]:
     state = backend.state
     if not force and state.config_crl.get("disable"):
         return []
+    if not state.config_crl.get("disable"):
+        _persist_associations(state)
+    state.extra["crl_default_issuer"] = state.default_issuer_id
     groups: dict[tuple[str, bytes], list[Issuer]] = {}
     for issuer_id in sorted(state.issuers):
         issuer = state.issuers[issuer_id]
@@ -243,8 +277,25 @@ def refresh_crls(backend: PkiBackend) -> None:
                     rebuild_delta_crls(backend)
                 else:
                     state.extra["crl_delta_checked"] = backend.now()
-    elif any(state.crls[i.issuer_id]["revoked"] != revoked_entries(state, i.issuer_id) for i in signers):
+    elif _revoked_set_changed(state, signers):
         rebuild_crls(backend)
+
+
+def _revoked_set_changed(state: PkiState, signers: list[Issuer]) -> bool:
+    """Whether some signer's CRL no longer lists what :func:`revoked_entries` gives. The answer
+    "unchanged" is remembered on the CertStore with a fingerprint of what it depends on (the store's
+    version, the issuers and their certificates, the default issuer, the CRLs), so reading a CRL again
+    costs no scan of the certificates."""
+    certs = state.certs
+    fingerprint = (getattr(certs, "version", None), state.default_issuer_id,
+                   tuple((k, id(v), id(v.certificate)) for k, v in sorted(state.issuers.items())),
+                   tuple(id(state.crls.get(i.issuer_id)) for i in signers))
+    if fingerprint[0] is not None and getattr(certs, "crl_checked", None) == fingerprint:
+        return False
+    changed = any(state.crls[i.issuer_id]["revoked"] != revoked_entries(state, i.issuer_id) for i in signers)
+    if not changed and fingerprint[0] is not None:
+        certs.crl_checked = fingerprint
+    return changed
 
 
 def current_crl(backend: PkiBackend, issuer: Issuer, delta: bool = False) -> cx509.CertificateRevocationList | None:
