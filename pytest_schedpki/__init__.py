@@ -14,7 +14,16 @@ from .double import Double
 from .errors import SeedError
 from .faults import Fault
 from .journal import JournalEntry
-from .testing import IssuedCertificate
 
 __all__ = ["Double", "SeedError", "FollowClock", "ManualClock", "RealClock", "Fault", "JournalEntry", "IssuedCertificate"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``IssuedCertificate`` is imported on first use (its module loads ``cryptography``, ~20 ms that
+    ``schedpki serve --no-seed`` does not need)."""
+    if name == "IssuedCertificate":
+        from .testing import IssuedCertificate
+
+        return IssuedCertificate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,15 +13,18 @@ import os
 import signal
 import sys
 import threading
-from importlib import resources
 
 from .double import Double
 from .errors import SeedError
-from .tls import create_tls_material
 
 
 def default_seed_path() -> str:
     """Path of the seed loaded when ``--seed`` is not given (packaged ``default_seed.yaml``)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "default_seed.yaml")
+    if os.path.exists(path):
+        return path
+    from importlib import resources  # a zipped install: slower, so only when needed
+
     return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
 
 
@@ -42,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--enterprise", action="store_true",
                        help="emulate Vault Enterprise PKI features (external-policy paths, cert_metadata); see docs/enterprise.md")
     serve.add_argument("--log-requests", action="store_true", help="print one line per request to stderr")
+    serve.add_argument("--rsa-key-pool", type=int, metavar="N",
+                       help="RSA-2048 keys kept pre-generated in the background (default 4, or $SCHEDPKI_RSA_KEY_POOL; 0 = none)")
+    serve.add_argument("--deterministic-keys", metavar="SEED",
+                       help="derive every new private key from SEED: reproducible and predictable, for tests only "
+                            "(default $SCHEDPKI_DETERMINISTIC_KEYS)")
     return parser
 
 
@@ -62,7 +70,11 @@ def env_lines(double: Double, ca_path: str | None = None) -> list[str]:
 
 
 def serve(args: argparse.Namespace) -> int:
-    double = Double(management_token=args.management_token, root_token=args.root_token)
+    if args.rsa_key_pool is not None and args.rsa_key_pool < 0:
+        print("schedpki: --rsa-key-pool must not be negative", file=sys.stderr)
+        return 2
+    double = Double(management_token=args.management_token, root_token=args.root_token,
+                    rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys)
     double.secrets.enterprise = args.enterprise
     seeds = [] if args.no_seed else (args.seed or [default_seed_path()])
     try:
@@ -71,7 +83,11 @@ def serve(args: argparse.Namespace) -> int:
     except SeedError as exc:
         print(f"schedpki: bad seed: {exc}", file=sys.stderr)
         return 2
-    material = create_tls_material(args.host) if args.tls else None
+    material = None
+    if args.tls:
+        from .tls import create_tls_material
+
+        material = create_tls_material(args.host)
     try:
         double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests,
                      ssl_context=material.server_context() if material else None)

@@ -12,26 +12,44 @@ Nomad CreateTime/ModifyTime, replication visibility) comes from a :class:`Clock`
 Real waits (blocking queries, injected latency) never read these clocks: they use
 :func:`real_monotonic`, which stays real under a freeze, so a frozen clock cannot make a wait spin
 or hang.
+
+freezegun is not imported here (it costs ~35 ms of start-up): nothing can be frozen before
+``freezegun.api`` is loaded, so until then the standard functions are the real ones; afterwards its
+saved originals (``real_datetime``, ``real_monotonic``) are used.
 """
 
 from __future__ import annotations
 
 import datetime
+import sys
 import threading
-
-import freezegun.api as _freezegun_api
+import time
 
 UTC = datetime.timezone.utc
+_FREEZEGUN = "freezegun.api"
+
+
+def real_datetime_class() -> type[datetime.datetime]:
+    """The real ``datetime.datetime`` class, even while freezegun replaces it."""
+    api = sys.modules.get(_FREEZEGUN)
+    return api.real_datetime if api is not None else datetime.datetime
+
+
+def is_frozen() -> bool:
+    """Whether freezegun currently replaces ``datetime.datetime`` (a freeze is active)."""
+    api = sys.modules.get(_FREEZEGUN)
+    return api is not None and datetime.datetime is not api.real_datetime
 
 
 def real_monotonic() -> float:
     """Seconds from a monotonic source that freezegun never fakes (for deadlines of real waits)."""
-    return _freezegun_api.real_monotonic()
+    api = sys.modules.get(_FREEZEGUN)
+    return api.real_monotonic() if api is not None else time.monotonic()
 
 
 def real_now() -> datetime.datetime:
     """The wall-clock time in UTC, ignoring any freezegun freeze."""
-    return _freezegun_api.real_datetime.now(UTC)
+    return real_datetime_class().now(UTC)
 
 
 class Clock:
@@ -50,12 +68,13 @@ class FollowClock(Clock):
 
     def now(self) -> datetime.datetime:
         value = datetime.datetime.now(UTC)
+        real = real_datetime_class()
+        if type(value) is real:
+            return value
         # FakeDatetime is a datetime subclass; normalise so that comparisons and arithmetic with
         # values created after the freeze ends keep working.
-        return _freezegun_api.real_datetime(
-            value.year, value.month, value.day, value.hour, value.minute, value.second,
-            value.microsecond, tzinfo=UTC,
-        )
+        return real(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                    value.microsecond, tzinfo=UTC)
 
 
 class RealClock(Clock):
@@ -130,7 +149,7 @@ def _as_utc(value: datetime.datetime) -> datetime.datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
-    return _freezegun_api.real_datetime(
+    return real_datetime_class()(
         value.year, value.month, value.day, value.hour, value.minute, value.second,
         value.microsecond, tzinfo=UTC,
     )

@@ -3,6 +3,12 @@
 Entries keep what a test asserts on (method, path, query, token kind, request body, status,
 response body) and never the token itself; private keys and client secrets in bodies are
 replaced by ``"<redacted>"`` unless the journal is told otherwise (``redact=False``).
+
+Recording is cheap: the raw body bytes are kept, and decoded (JSON) and redacted the first time the
+entries are read; whether to redact is decided when the request is recorded. The journal keeps the
+bodies of the newest entries up to :data:`BODY_BUDGET` bytes (request + response); older entries
+keep everything else and show :data:`DROPPED` as their bodies, so a long-running ``schedpki serve``
+does not grow without bound. The pytest plugin clears the journal before every test.
 """
 
 from __future__ import annotations
@@ -11,10 +17,14 @@ import datetime
 import json
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-SECRET_KEYS = {"private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle"}
+SECRET_KEYS = {"private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle",
+               "token", "id", "SecretID"}  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+TOO_DEEP = "<redacted: nested too deeply to check for secrets>"
+BODY_BUDGET = 32 * 1024 * 1024  # bytes of request and response bodies kept, newest entries first
+DROPPED = "<dropped: the journal keeps the bodies of its newest entries only>"
 _PEM_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 
 
@@ -43,14 +53,32 @@ class JournalEntry:
         return f"{self.service} {self.method} {self.path} -> {self.status}"
 
 
-def _decode(raw: bytes) -> Any:
+def _decode(raw: bytes, redacting: bool = False) -> Any:
     if not raw:
         return None
     text = raw.decode("utf-8", errors="replace")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
         return text
+    except RecursionError:  # nested deeper than Python's json decodes: keep the text unless redacting
+        return TOO_DEEP if redacting else text
+    if redacting:
+        try:
+            return redact(value)
+        except RecursionError:
+            return TOO_DEEP
+    return value
+
+
+def redact_query(query: str) -> str:
+    """A query string with the values of secret parameters (``?token=...``) replaced by ``<redacted>``."""
+    from urllib.parse import parse_qsl, urlencode
+
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(k in SECRET_KEYS for k, _ in pairs):
+        return query
+    return urlencode([(k, "<redacted>" if k in SECRET_KEYS and v else v) for k, v in pairs], safe="<>")
 
 
 def redact(value: Any) -> Any:
@@ -64,36 +92,80 @@ def redact(value: Any) -> Any:
     return value
 
 
+class _Raw(tuple):
+    """A recorded request not decoded yet: the arguments of :meth:`Journal.record`, the time and
+    whether to redact."""
+
+    def decode(self) -> JournalEntry:
+        service, method, path, query, token_kind, body, status, response, when, redacting = self
+        if body is None:  # bodies dropped (over the budget)
+            return JournalEntry(service, method, path, query, token_kind, DROPPED, status, DROPPED, when)
+        return JournalEntry(service, method, path, query, token_kind, _decode(body, redacting), status,
+                            _decode(response, redacting), when)
+
+    def without_bodies(self) -> _Raw:
+        return _Raw((*self[:5], None, self[6], None, *self[8:]))
+
+
 class Journal:
     """Thread-safe list of :class:`JournalEntry`, newest last. ``redact`` (default True) hides
-    secrets in recorded bodies; ``enabled`` turns recording off."""
+    secrets in recorded bodies; ``enabled`` turns recording off; ``body_budget`` (bytes, default
+    :data:`BODY_BUDGET`) bounds the bodies kept (see the module doc)."""
 
-    def __init__(self, redact: bool = True):
+    def __init__(self, redact: bool = True, body_budget: int = BODY_BUDGET):
         self.redact = redact
         self.enabled = True
-        self._entries: list[JournalEntry] = []
+        self.body_budget = body_budget
+        self._entries: list[JournalEntry | _Raw] = []
+        self._sizes: list[int] = []  # body bytes of each entry as recorded
+        self._kept = 0  # body bytes of the entries that still have their bodies
+        self._first_kept = 0  # index of the oldest entry that still has its bodies
         self._lock = threading.Lock()
 
     def record(self, service: str, method: str, path: str, query: dict[str, str], token_kind: str,
                body: bytes, status: int, response: bytes) -> None:
+        """Record one answered request; ``body``/``response`` are the raw bytes (decoded on read)."""
         if not self.enabled:
             return
-        req, resp = _decode(body), _decode(response)
-        if self.redact:
-            req, resp = redact(req), redact(resp)
-        entry = JournalEntry(service, method, path, query, token_kind, req, status, resp,
-                             datetime.datetime.now(datetime.timezone.utc))
+        if self.redact and query and not SECRET_KEYS.isdisjoint(query):  # ?token=... of wrapping lookups
+            query = {k: "<redacted>" if k in SECRET_KEYS and v else v for k, v in query.items()}
+        raw = _Raw((service, method, path, query, token_kind, body, status, response,
+                    datetime.datetime.now(datetime.timezone.utc), self.redact))
+        size = len(body) + len(response)
         with self._lock:
-            self._entries.append(entry)
+            self._entries.append(raw)
+            self._sizes.append(size)
+            self._kept += size
+            while self._kept > self.body_budget and self._first_kept < len(self._entries) - 1:
+                self._drop_bodies_locked(self._first_kept)
+
+    def _drop_bodies_locked(self, index: int) -> None:
+        entry = self._entries[index]
+        if type(entry) is _Raw:
+            self._entries[index] = entry.without_bodies()
+        else:
+            self._entries[index] = replace(entry, body=DROPPED, response=DROPPED)
+        self._kept -= self._sizes[index]
+        self._first_kept = index + 1
 
     def entries(self, service: str | None = None) -> list[JournalEntry]:
         """All entries (of one service if given), oldest first."""
         with self._lock:
-            return [e for e in self._entries if service is None or e.service == service]
+            out = []
+            for i, entry in enumerate(self._entries):
+                if type(entry) is _Raw:
+                    entry = self._entries[i] = entry.decode()
+                if service is None or entry.service == service:
+                    out.append(entry)
+            return out
 
     def clear(self) -> None:
+        """Forget every entry."""
         with self._lock:
             self._entries = []
+            self._sizes = []
+            self._kept = 0
+            self._first_kept = 0
 
     def find(self, method: str | None = None, path: str | None = None, service: str | None = None,
              status: int | None = None, token_kind: str | None = None, body: dict | None = None) -> list[JournalEntry]:

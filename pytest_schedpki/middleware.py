@@ -24,6 +24,38 @@ CONTROL_PREFIX = "/_schedpki/"
 JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes read for the journal; larger bodies are cut
 
 
+class _HeadThenRest(io.RawIOBase):
+    """A body whose first bytes were already read (for the journal), then the rest from the client."""
+
+    def __init__(self, head: bytes, rest) -> None:
+        self._head, self._rest = io.BytesIO(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self._head.readinto(buffer)
+        if count:
+            return count
+        data = self._rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _read_head(environ: dict, stream) -> bytes:
+    """The first :data:`JOURNAL_BODY_LIMIT` bytes of the body. With a valid ``Content-Length`` it
+    reads exactly what is there (nothing for 0, and no 64 MiB read buffer); with neither a length nor
+    chunking the body is empty (what werkzeug reads too)."""
+    raw = environ.get("CONTENT_LENGTH", "")
+    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if raw.isdigit() and not chunked:
+        length = int(raw)
+        return stream.read(min(length, JOURNAL_BODY_LIMIT)) if length else b""
+    if not raw and not chunked:
+        return b""
+    return stream.read(JOURNAL_BODY_LIMIT)
+
+
 class Instrumented:
     """Wrap ``app`` (one service) with control endpoints, faults and the journal.
 
@@ -45,8 +77,10 @@ class Instrumented:
         path = environ.get("PATH_INFO", "")
         if self.control is not None and path.startswith(CONTROL_PREFIX):
             return self.control(environ, start_response)
-        body = get_input_stream(environ, max_content_length=None).read(JOURNAL_BODY_LIMIT)
-        environ["wsgi.input"] = io.BytesIO(body)
+        stream = get_input_stream(environ, max_content_length=None)
+        body = _read_head(environ, stream)
+        # the journal keeps the head; the application still gets every byte (Nomad has no size limit)
+        environ["wsgi.input"] = io.BytesIO(body) if len(body) < JOURNAL_BODY_LIMIT else _HeadThenRest(body, stream)
         environ["wsgi.input_terminated"] = True
         method = environ.get("REQUEST_METHOD", "GET")
         fault = self.faults.take(self.service, method, path)
@@ -75,7 +109,8 @@ class Instrumented:
     def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes) -> None:
         from urllib.parse import parse_qs
 
-        query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items()}
+        raw_query = environ.get("QUERY_STRING", "")
+        query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()} if raw_query else {}
         headers = {k[5:].replace("_", "-").title(): v for k, v in environ.items() if k.startswith("HTTP_")}
         try:
             kind = self.token_kind(headers)

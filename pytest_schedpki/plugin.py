@@ -3,8 +3,8 @@
 Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
-  ``schedpki_management_token``, ``schedpki_root_token`` and ``schedpki_seed`` (paths relative to
-  the rootdir);
+  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
+  the rootdir), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -29,7 +29,10 @@ from .tls import create_tls_material
 class Settings:
     """Session-level settings: listen ``host``, the two tokens, ``seeds`` (file paths applied once per
     session, in order, before the baseline is saved), ``tls`` (HTTPS listeners with the double's own
-    CA) and ``enterprise`` (emulate Vault Enterprise PKI features)."""
+    CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
+    pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
+    ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -37,6 +40,8 @@ class Settings:
     seeds: list[str] = field(default_factory=list)
     tls: bool = False
     enterprise: bool = False
+    rsa_key_pool: int | None = None
+    deterministic_keys: str | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,6 +50,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_root_token", "secrets service root token (default root)", default="root")
     parser.addini("schedpki_tls", "serve HTTPS with the double's own CA (default false)", type="bool", default=False)
     parser.addini("schedpki_enterprise", "emulate Vault Enterprise PKI features (default false)", type="bool", default=False)
+    parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
+                  default="")
+    parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -69,13 +77,26 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         seeds=seeds,
         tls=pytestconfig.getini("schedpki_tls"),
         enterprise=pytestconfig.getini("schedpki_enterprise"),
+        rsa_key_pool=_int_or_none(pytestconfig.getini("schedpki_rsa_key_pool"), "schedpki_rsa_key_pool"),
+        deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
     )
+
+
+def _int_or_none(text: str, name: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise pytest.UsageError(f"ini option {name} must be a whole number, got {text!r}") from None
 
 
 @pytest.fixture(scope="session")
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
-    double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token)
+    double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
+                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys)
     double.secrets.enterprise = schedpki_settings.enterprise
     for seed in schedpki_settings.seeds:
         double.seed(seed)

@@ -1,9 +1,9 @@
 """One werkzeug listener per service, served from a daemon thread.
 
-:class:`ServiceServer` binds (port 0 picks a free port), serves with werkzeug's threaded server and
-answers every request through a guard that turns an exception escaping the application into the
-service's own 500 error shape (never a traceback or an HTML page) and records it in
-``handler_errors``, so the pytest plugin can fail the test that caused it.
+:class:`ServiceServer` binds (port 0 picks a free port), serves with werkzeug's threaded server (with
+HTTP/1.1 keep-alive, see :mod:`.keepalive`) and answers every request through a guard that turns an
+exception escaping the application into the service's own 500 error shape (never a traceback or an
+HTML page) and records it in ``handler_errors``, so the pytest plugin can fail the test that caused it.
 """
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Response
+
+from .journal import redact_query
+from .keepalive import ConnectionRegistry, KeepAliveHandler
 
 POLL_INTERVAL = 0.05  # seconds; bounds how long shutdown() waits for serve_forever to notice
 
@@ -34,6 +37,37 @@ class HandlerError:
 
     def __str__(self) -> str:
         return f"{self.service}: {self.method} {self.path} raised:\n{self.traceback}"
+
+
+TLS_HANDSHAKE_TIMEOUT = 10.0  # seconds a client may take to complete the TLS handshake
+PLAIN_HTTP_TO_TLS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+
+
+class _TLSHandshakeMixin:
+    """The TLS handshake of an HTTPS listener, in the connection's own thread and bounded by
+    :data:`TLS_HANDSHAKE_TIMEOUT`. A plain HTTP request gets Go's ``net/http`` answer
+    (:data:`PLAIN_HTTP_TO_TLS`, unencrypted); any other failed handshake just closes the connection."""
+
+    def handle(self):
+        sock = self.connection
+        if isinstance(sock, ssl.SSLSocket):
+            try:
+                previous = sock.gettimeout()
+                sock.settimeout(TLS_HANDSHAKE_TIMEOUT)
+                sock.do_handshake()
+                sock.settimeout(previous)
+            except ssl.SSLError as exc:
+                if exc.reason == "HTTP_REQUEST":
+                    try:
+                        socket.socket.sendall(sock, PLAIN_HTTP_TO_TLS)  # below TLS, as Go writes it
+                    except OSError:
+                        pass
+                self.close_connection = True
+                return
+            except OSError:  # timeout, reset
+                self.close_connection = True
+                return
+        super().handle()
 
 
 class _GoErrorsMixin:
@@ -61,7 +95,7 @@ class _GoErrorsMixin:
             pass
 
 
-class _QuietHandler(_GoErrorsMixin, WSGIRequestHandler):
+class _QuietHandler(_TLSHandshakeMixin, _GoErrorsMixin, KeepAliveHandler):
     """werkzeug's request handler without the per-request access log line."""
 
     def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
@@ -71,8 +105,19 @@ class _QuietHandler(_GoErrorsMixin, WSGIRequestHandler):
         return None
 
 
-class _VerboseHandler(_GoErrorsMixin, WSGIRequestHandler):
-    pass
+class _VerboseHandler(_TLSHandshakeMixin, _GoErrorsMixin, KeepAliveHandler):
+    """werkzeug's access log, without the values of secret query parameters (``?token=...``)."""
+
+    def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
+        path = getattr(self, "path", "")
+        if "?" not in path:
+            return super().log_request(code, size)
+        base, _, query = path.partition("?")
+        self.path = f"{base}?{redact_query(query)}"
+        try:
+            return super().log_request(code, size)
+        finally:
+            self.path = path
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -132,7 +177,13 @@ class ServiceServer:
                 )
             if self.log_requests:
                 print(tb, file=sys.stderr)
-            return self.error_response(exc)(environ, start_response)
+            exc_info = sys.exc_info()
+
+            def restart(status: str, headers: list, _exc_info=None):
+                # exc_info lets the error answer replace headers the app already set (not yet sent)
+                return start_response(status, headers, exc_info)
+
+            return self.error_response(exc)(environ, restart)
 
     def pop_handler_errors(self) -> list[HandlerError]:
         """Return and forget the handler errors recorded so far."""
@@ -148,11 +199,17 @@ class ServiceServer:
         try:
             self._server = make_server(
                 self.host, self.requested_port, self._guarded, threaded=True,
-                request_handler=handler, ssl_context=self.ssl_context, fd=sock.fileno(),
+                request_handler=handler, ssl_context=None, fd=sock.fileno(),
             )
+            if self.ssl_context is not None:  # werkzeug would handshake inside accept(), on the serving
+                # thread, where one silent client blocks every other: handshake in each connection's thread
+                self._server.socket = self.ssl_context.wrap_socket(
+                    self._server.socket, server_side=True, do_handshake_on_connect=False)
+                self._server.ssl_context = self.ssl_context
         finally:
             sock.close()  # werkzeug works on its own duplicate of the descriptor
         self._server.daemon_threads = True
+        self._server.connections = ConnectionRegistry()  # type: ignore[attr-defined]
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},
             name=f"schedpki-{self.name}", daemon=True,
@@ -181,6 +238,7 @@ class ServiceServer:
             return
         server.shutdown()
         server.server_close()
+        server.connections.shutdown_all()  # type: ignore[attr-defined] - idle keep-alive connections
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None

@@ -19,10 +19,8 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
-
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+import os
+import stat
 
 from .model import AuthMethodConfig, PrivateKey, validate_client_assertion
 
@@ -61,10 +59,19 @@ def _der_shape(der: bytes) -> int | None:
         return None
 
 
+MAX_KEY_FILE = 1024 * 1024  # bytes read from a PemKeyFile/PemCertFile; PEM keys and certificates are far smaller
+
+
 def _read(path: str, source: str) -> bytes:
+    """The file's first :data:`MAX_KEY_FILE` bytes. Only regular files and directories are opened: a
+    device, FIFO or socket (``/dev/zero``, ``/dev/stdin``) would make the double read forever or block
+    while it holds the scheduler's lock, so it is refused (``not a regular file``)."""
     try:
+        mode = os.stat(path).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise ValueError(f"error reading {source}: open {path}: not a regular file")
         with open(path, "rb") as fh:
-            return fh.read()
+            return fh.read(MAX_KEY_FILE)
     except IsADirectoryError:
         raise ValueError(f"error reading {source}: read {path}: is a directory") from None
     except FileNotFoundError:
@@ -88,6 +95,9 @@ def _private_key(k: PrivateKey) -> str | None:
     shape = _der_shape(der)
     if shape == 0x04:
         return f"error parsing {source}: x509: failed to parse private key (use ParseECPrivateKey instead for this key format)"
+    from cryptography.hazmat.primitives import serialization  # lazily: ~20 ms of start-up
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     try:
         key = serialization.load_der_private_key(der, password=None)
     except Exception:  # noqa: BLE001 - user-supplied bytes; Go reports an ASN.1 error here
@@ -107,6 +117,8 @@ def _certificate(k: PrivateKey, now: datetime.datetime) -> str | None:
     der = _pem_block(data)
     if der is None:
         return f"failed to decode {source} PEM block"
+    from cryptography import x509
+
     try:
         cert = x509.load_der_x509_certificate(der)
     except Exception:  # noqa: BLE001 - user-supplied bytes

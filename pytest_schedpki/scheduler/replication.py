@@ -27,8 +27,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, replace
 
-import freezegun.api as _freezegun_api
-
+from ..clock import is_frozen
 from .model import AuthMethod
 
 ZERO = datetime.timedelta(0)
@@ -149,7 +148,7 @@ class Replica:
         if self.paused or self.halted or not self.pending or not self.lag:
             return None
         mode = getattr(self.clock, "mode", "")
-        live = mode == "real" or (mode == "follow" and datetime.datetime is _freezegun_api.real_datetime)
+        live = mode == "real" or (mode == "follow" and not is_frozen())
         if not live:
             return None
         due = self.pending[0].committed + self.lag

@@ -23,6 +23,7 @@ from werkzeug.wrappers import Request, Response
 
 from .acl import check_capability
 from .fields import ConversionError, duration_seconds, parse_go_bool
+from .gomime import MediaTypeError, parse_media_type
 from .jsonbody import parse_json_body
 from .router import LogicalRequest, Router
 from .service import SecretsService
@@ -51,7 +52,7 @@ def make_app(service: SecretsService):
 
     def app(environ: dict, start_response):
         request = Request(environ)
-        request.max_content_length = MAX_REQUEST_SIZE
+        request.max_content_length = MAX_REQUEST_SIZE + 1  # one byte more tells a chunked body too large
         try:
             response = handle(service, request)
         except LogicalError as exc:
@@ -114,6 +115,22 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
     return parse_json_body(body)
 
 
+def _wrap_ttl(request: Request) -> int:
+    """``X-Vault-Wrap-TTL`` in seconds (0: no wrapping), read as OpenBao's ``requestWrapInfo`` does:
+    after the body and before the token check or any handler, so a bad value refuses the request
+    (400 ``error parsing X-Vault-Wrap-TTL header: <why>``) without side effects."""
+    header = request.headers.get("X-Vault-Wrap-TTL", "")
+    if not header:
+        return 0
+    try:
+        ttl = duration_seconds(header, signed=True)
+    except ConversionError as exc:
+        raise user_error(f"error parsing X-Vault-Wrap-TTL header: {exc}") from None
+    if ttl < 0:
+        raise user_error("error parsing X-Vault-Wrap-TTL header: requested wrap ttl cannot be negative")
+    return ttl
+
+
 def request_token(request: Request) -> str | None:
     """The token a request carries: X-Vault-Token, else X-Secrets-Token, else ``Bearer`` auth."""
     for header in ("X-Vault-Token", "X-Secrets-Token"):
@@ -151,22 +168,23 @@ def handle(service: SecretsService, request: Request) -> Response:
             return Response(b"", status=503 if service.sealed else 200, mimetype="application/json", headers=JSON_HEADERS)
         raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})
     if operation == "patch":
-        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        try:  # OpenBao: mime.ParseMediaType first (400 with Go's text), then the comparison (415)
+            content_type = parse_media_type(request.headers.get("Content-Type", ""))[0]
+        except MediaTypeError as exc:
+            raise LogicalError(400, [str(exc)]) from None
         if content_type != MERGE_PATCH:
             raise LogicalError(415, [f"PATCH requires Content-Type of {MERGE_PATCH}, provided {content_type}"])
     if request.content_length is not None and request.content_length > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])
+    if request.content_length is None and len(request.get_data(cache=True)) > MAX_REQUEST_SIZE:
+        raise LogicalError(413, ["http: request body too large"])  # chunked: Go's MaxBytesReader
     raw = _body(request, operation) if operation in ("update", "patch") else query
+    wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
                       {k: v for k, v in request.headers.items()})
-    wrap_ttl = request.headers.get("X-Vault-Wrap-TTL", "")
-    if wrap_ttl and result.status == 200 and result.raw is None and not result.bare:
-        try:
-            ttl = duration_seconds(wrap_ttl)
-        except ConversionError as exc:
-            raise user_error(f"error parsing response wrap TTL: {exc}") from None
-        wrap_info = service.wrap(result, ttl, rel.rstrip("/"))
+    if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
+        wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
         return json_response({"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0,
                               "data": None, "wrap_info": wrap_info, "warnings": None, "auth": None})
     return result.to_response()
@@ -208,7 +226,15 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}), **kwargs)
 
     with service.lock:
-        result = router.handle(operation, inner, raw, make_request)
+        if mount is None or operation not in ("update", "patch", "delete"):
+            result = router.handle(operation, inner, raw, make_request)
+        else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
+            saved = mount.backend.snapshot()
+            try:
+                result = router.handle(operation, inner, raw, make_request)
+            except LogicalError:
+                mount.backend.restore(saved)
+                raise
     if result is None:
         raise LogicalError(404, [])
     return result

@@ -5,12 +5,21 @@ first value is decoded into a map with numbers kept as text (Go's ``json.Number`
 Errors: ``failed to decode JSON input: <reason>`` (400) with the reasons the live server gives:
 ``unexpected EOF``, ``invalid character 'a' looking for beginning of value``, ``missing value
 after object key``, ``invalid character 'a' in literal true (expecting 'u')``, ``json: cannot
-unmarshal array into Go value of type map[string]interface {}``.
+unmarshal array into Go value of type map[string]interface {}``, ``exceeded max depth`` (nesting
+deeper than Go's 10000 levels; shallower bodies too deep for Python's json module are read by the
+Go scanner port instead).
+
+The token scan also enforces the listener's JSON complexity limits with their defaults
+(``max_request_json_strings`` 1000 strings, keys included; ``max_request_json_memory`` 32 MiB +
+512 KiB of estimated decoded size): ``refused JSON input due to high complexity: exceeded maximum
+number of strings`` / ``... exceeded maximum estimated memory limits`` (400), which wins over a
+syntax error further on, as the limit trips while the tokens are read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .fields import JsonNumber
@@ -18,6 +27,89 @@ from .wire import user_error
 
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 _DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber)
+
+MAX_JSON_STRINGS = 1000  # OpenBao's default max_request_json_strings
+MAX_JSON_MEMORY = 32 * 1024 * 1024 + 512 * 1024  # default max_request_json_memory (bytes, estimated)
+# http/util.go memoryForToken: a pointer+type base of 16 plus the token's own estimate; ',' ':' and
+# closing delimiters cost nothing; a string adds its decoded length
+_COST = {"[": 16 + 24, "{": 16 + 72, "t": 16 + 1, "f": 16 + 1, "n": 16 + 1, "num": 16 + 8, "str": 16 + 16}
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|true|false|null|-?[0-9][0-9.eE+-]*')
+
+
+def _complexity_error(text: str, end: int) -> str | None:
+    """The complexity refusal for the tokens of ``text[:end]`` (read without error), or None."""
+    if text.count('"', 0, end) <= 2 * MAX_JSON_STRINGS and end * _COST["{"] <= MAX_JSON_MEMORY:
+        return None  # cannot reach either limit
+    strings = memory = 0
+    for m in _TOKEN.finditer(text, 0, end):
+        token = m.group()
+        first = token[0]
+        if first == '"':
+            raw = token[1:-1]
+            decoded = json.loads(token) if "\\" in raw else raw
+            memory += _COST["str"] + len(decoded.encode("utf-8", errors="surrogatepass"))
+            strings += 1
+            if strings > MAX_JSON_STRINGS and memory <= MAX_JSON_MEMORY:
+                return "exceeded maximum number of strings"
+        else:
+            memory += _COST.get(first, _COST["num"])
+        if memory > MAX_JSON_MEMORY:
+            return "exceeded maximum estimated memory limits"
+    return None
+
+
+def _refuse_if_complex(text: str, end: int) -> None:
+    reason = _complexity_error(text, end)
+    if reason:
+        raise user_error(f"refused JSON input due to high complexity: {reason}")
+
+
+def _plain(node: Any) -> Any:
+    """A Go scanner node tree (scheduler.gojson) as request data, without recursion."""
+    from ..scheduler.gojson import JArr, JNum, JObj, JStr
+
+    holder: list[Any] = [None]
+    work: list[tuple[Any, Any, Any]] = [(node, holder, 0)]
+    while work:
+        item, parent, key = work.pop()
+        if isinstance(item, JObj):
+            merged = dict(item.pairs)  # duplicate keys: the last one wins
+            value: Any = dict.fromkeys(merged)
+            work.extend((child, value, k) for k, child in merged.items())
+        elif isinstance(item, JArr):
+            value = [None] * len(item.items)
+            work.extend((child, value, i) for i, child in enumerate(item.items))
+        elif isinstance(item, JStr):
+            value = item.value
+        elif isinstance(item, JNum):
+            value = JsonNumber(item.raw)
+        else:
+            value = item
+        parent[key] = value
+    return holder[0]
+
+
+def _first_value_deep(body: bytes) -> Any:
+    """The first value of a body nested too deeply for Python's json module: every value is checked by
+    the port of Go's scanner (its texts, and ``exceeded max depth`` past 10000 levels)."""
+    from ..scheduler.gojson import decode_first_value
+    from ..scheduler.goscan import GoJSONError, first_value_end
+
+    pos, first, seen = 0, None, False
+    while True:
+        while pos < len(body) and body[pos] in b" \t\r\n":
+            pos += 1
+        if pos >= len(body):
+            return first
+        try:
+            end = pos + first_value_end(body[pos:])
+            if not seen:
+                first, seen = _plain(decode_first_value(body[pos:end])), True
+        except GoJSONError as exc:
+            # bao 2.7.2 says only "exceeded max depth" where Go's scanner prefixes the character
+            reason = "exceeded max depth" if str(exc).endswith("exceeded max depth") else str(exc)
+            raise user_error(f"failed to decode JSON input: {reason}") from None
+        pos = end
 
 
 def _char(ch: str) -> str:
@@ -58,7 +150,8 @@ def _reason(exc: json.JSONDecodeError) -> str:
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
-    Raises LogicalError 400 ``failed to decode JSON input: <reason>``.
+    Raises LogicalError 400 ``failed to decode JSON input: <reason>`` or ``refused JSON input due to
+    high complexity: <reason>``.
     """
     text = body.decode("utf-8", errors="replace")
     if not text.strip(" \t\r\n"):
@@ -72,14 +165,19 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
             if pos >= len(text):
                 break
             if text[pos] in _LITERALS and not text.startswith(_LITERALS[text[pos]], pos):
+                _refuse_if_complex(text, pos)
                 raise user_error(f"failed to decode JSON input: {_literal_error(text, pos)}")
             value, pos = _DECODER.raw_decode(text, pos)
             if not seen:
                 first, seen = value, True
     except json.JSONDecodeError as exc:
+        _refuse_if_complex(text, min(exc.pos, len(text)))
         raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
     except RecursionError:
-        raise user_error("failed to decode JSON input: exceeded max depth") from None
+        _refuse_if_complex(text, len(text))
+        first = _first_value_deep(body)
+    else:
+        _refuse_if_complex(text, len(text))
     if first is None:
         return {}
     if not isinstance(first, dict):

@@ -10,6 +10,7 @@ capture overrides -> the ``Endpoint replaced the value of these parameters ...``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,12 +48,55 @@ class LogicalRequest:
 Handler = Callable[[LogicalRequest], LogicalResponse]
 
 
+_META = set(".^$*+?{}[]\\|()")
+_QUANTIFIERS = set("*+?{")
+
+
+@functools.cache  # the patterns are a fixed set; routers are rebuilt on every reset
+def literal_prefix(pattern: str) -> str:
+    """The literal text every match of the anchored ``pattern`` starts with (``"issue/"`` for
+    ``issue/(?P<role>...)``; ``""`` when the pattern has a top-level ``|``). Used to skip patterns
+    cheaply before running their regex."""
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 1
+            if i < len(pattern) and pattern[i] == "^":
+                i += 1
+            if i < len(pattern) and pattern[i] == "]":
+                i += 1  # a leading ] is a literal member of the class
+            continue
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return ""
+        i += 1
+    prefix = []
+    for char in pattern:
+        if char in _META:
+            if char in _QUANTIFIERS and prefix:
+                prefix.pop()  # the quantified character is optional
+            break
+        prefix.append(char)
+    return "".join(prefix)
+
+
 @dataclass
 class Path:
     """One route: ``pattern`` (anchored regex, named groups become fields), ``fields`` (schema),
     ``operations`` (``{operation: handler}``), ``unauthenticated`` (no token needed, as the engine's
     ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``), ``existence`` (OpenBao's existence check:
-    ``existence(mount_backend, captures) -> bool``; an update of a missing item needs ``create``)."""
+    ``existence(mount_backend, captures) -> bool``; an update of a missing item needs ``create``).
+
+    ``regex`` (the compiled, anchored pattern) is compiled on first use and may be replaced by an
+    object with a compatible ``match`` (see enterprise.py); ``prefix`` is :func:`literal_prefix`."""
 
     pattern: str
     fields: dict[str, Field]
@@ -61,21 +105,51 @@ class Path:
     sudo: bool = False
     takes_arbitrary_input: bool = False
     existence: Callable[[Any, dict[str, str]], bool] | None = None
-    regex: re.Pattern = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.regex = re.compile("^" + self.pattern + "$")
+        self.prefix = literal_prefix(self.pattern)
+        self._regex: Any = None
+
+    @property
+    def regex(self) -> re.Pattern:
+        if self._regex is None:
+            self._regex = re.compile("^" + self.pattern + "$")
+        return self._regex
+
+    @regex.setter
+    def regex(self, value: Any) -> None:
+        self._regex = value
 
 
 class Router:
-    """Ordered list of paths; the first full match wins (declare specific paths first)."""
+    """Ordered list of paths; the first full match wins (declare specific paths first).
+
+    Matching only tries the paths whose literal prefix fits the request path's first segment (the
+    candidate lists are kept per segment; they are rebuilt if ``paths`` changes length)."""
+
+    _MAX_SEGMENTS = 1024  # candidate lists kept (request paths are client input)
 
     def __init__(self, paths: list[Path]):
         self.paths = paths
+        self._candidates: dict[str, list[Path]] = {}
+        self._known = len(paths)
+
+    def _candidates_for(self, segment: str) -> list[Path]:
+        if self._known != len(self.paths) or len(self._candidates) >= self._MAX_SEGMENTS:
+            self._candidates = {}
+            self._known = len(self.paths)
+        found = self._candidates.get(segment)
+        if found is None:
+            found = self._candidates[segment] = [
+                p for p in self.paths
+                if (p.prefix.partition("/")[0] == segment if "/" in p.prefix else segment.startswith(p.prefix))]
+        return found
 
     def match(self, path: str) -> tuple[Path, dict[str, str]] | None:
         """The first path matching ``path`` and its captures, or ``None``."""
-        for candidate in self.paths:
+        for candidate in self._candidates_for(path.partition("/")[0]):
+            if not path.startswith(candidate.prefix):
+                continue
             m = candidate.regex.match(path)
             if m:
                 return candidate, {k: v for k, v in m.groupdict().items() if v is not None}

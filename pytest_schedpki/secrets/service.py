@@ -179,8 +179,10 @@ class SecretsService:
             if self.tokens.lookup(token_id, self.clock.now()) is None:
                 return None
             entry = self.wrapped.pop(token_id, None)
+            if entry is None:  # not a wrapping token: refused, and the token stays valid
+                return None
             self.tokens.tokens.pop(token_id, None)
-        return entry[0] if entry else None
+        return entry[0]
 
     def wrapping_info(self, token_id: str) -> dict[str, Any] | None:
         """``sys/wrapping/lookup`` data for a live wrapping token, or ``None``."""

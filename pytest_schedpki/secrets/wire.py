@@ -19,6 +19,8 @@ from typing import Any
 
 from werkzeug.wrappers import Response
 
+from ..bytes_response import bytes_response
+
 JSON_HEADERS = {
     "Cache-Control": "no-store",
     "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
@@ -114,7 +116,7 @@ class LogicalResponse:
         """The werkzeug response for this result."""
         if self.raw is not None:
             body, content_type = self.raw
-            return Response(body, status=self.status, content_type=content_type, headers=JSON_HEADERS)
+            return bytes_response(body, self.status, content_type, JSON_HEADERS)
         if self.status == 204:
             return Response(b"", status=204, mimetype="application/json", headers=JSON_HEADERS)
         if self.bare:
@@ -141,4 +143,4 @@ def _sorted(data: dict[str, Any]) -> dict[str, Any]:
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """Compact JSON plus a newline, ``Content-Type: application/json`` exactly."""
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False) + "\n"
-    return Response(body.encode(), status=status, mimetype="application/json", headers={**JSON_HEADERS, **(headers or {})})
+    return bytes_response(body.encode(), status, "application/json", {**JSON_HEADERS, **(headers or {})})

@@ -13,9 +13,10 @@ DELAY = 0.25
 
 
 def later(delay: float, action) -> threading.Thread:
-    """Run ``action`` in a thread after ``delay`` real seconds."""
+    """Run ``action`` in a thread after ``delay`` real seconds (plus a small margin: callers start
+    timing only after this thread is started, and requests on a kept-alive connection are fast)."""
     def run():
-        time.sleep(delay)
+        time.sleep(delay + 0.02)
         action()
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -46,7 +47,7 @@ def test_blocking_read_ignores_unrelated_writes(sched):
     watched = sched.state.upsert_auth_method(mock_oidc("watched"))
 
     def writes():
-        time.sleep(DELAY)
+        time.sleep(DELAY + 0.02)  # margin: timing starts after this thread is started
         sched.state.upsert_auth_method(mock_oidc("unrelated"))  # higher index, other method
         time.sleep(DELAY)
         sched.state.upsert_auth_method(mock_oidc("watched", TokenLocality="global"))

@@ -19,7 +19,15 @@ from ..wire import LogicalResponse, user_error
 from .issuers import ALL_USAGES, rebuild_chains
 from .keys import import_key
 from .model import Issuer, PkiState
-from .x509 import key_type_of, load_private_key, pem_sequence, public_keys_equal
+from .pem_codec import name_error, public_key_or_none
+from .x509 import (
+    go_name_problem,
+    invalid_public_key,
+    key_type_of,
+    load_private_key,
+    pem_sequence,
+    public_keys_equal,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import PkiBackend
@@ -55,7 +63,7 @@ def add_issuer(state: PkiState, cert: cx509.Certificate, issuer_name: str = "",
         constraints = None
     if constraints is None or not constraints.ca:
         raise ImportRefused("Refusing to import non-CA certificate")
-    if key_type_of(cert.public_key())[0] == "":
+    if key_type_of(public_key_or_none(cert))[0] == "":
         raise ImportRefused("Refusing to import CA certificate with empty PublicKey. This usually means the "
                             "SubjectPublicKeyInfo field has an OID not recognized by Go, such as "
                             "1.2.840.113549.1.1.10 for rsaPSS.")
@@ -119,11 +127,19 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
     for index, (kind, der) in enumerate(certs):
         try:
             cert = cx509.load_der_x509_certificate(der)
+            problem = name_error(cert, der) or invalid_public_key(cert, "")  # Go's parser checks these at once
+            if problem:
+                raise ImportRefused(problem)
             issuer, existed = add_issuer(state, cert)
         except ImportRefused as exc:
             raise user_error(f"Error parsing issuer {index}: {exc}\n{_block_pem(kind, der)}") from None
         except ValueError:
-            raise user_error(f"Error parsing issuer {index}: x509: malformed certificate\n{_block_pem(kind, der)}") from None
+            why = go_name_problem(der, certificate=True) or "x509: malformed certificate"
+            try:  # a key Go's parser refuses (cryptography only fails at public_key())
+                why = invalid_public_key(cx509.load_der_x509_certificate(der), why) or why
+            except ValueError:
+                pass
+            raise user_error(f"Error parsing issuer {index}: {why}\n{_block_pem(kind, der)}") from None
         mapping[issuer.issuer_id] = issuer.key_id or ""
         (existing if existed else created).append(issuer.issuer_id)
     response = LogicalResponse(data={"mapping": mapping, "imported_keys": created_keys or None,

@@ -76,8 +76,10 @@ def paths(backend: Any) -> list[Path]:
         return LogicalResponse(raw=(body, content_type))
 
     def list_certs(req: LogicalRequest) -> LogicalResponse:
-        keys = list_page([s for s, r in backend.state.certs.items() if r.stored], req.data.get("after"),
-                         req.data.get("limit"))
+        certs = backend.state.certs
+        stored = certs.stored_serials() if hasattr(certs, "stored_serials") else [
+            s for s, r in certs.items() if r.stored]
+        keys = list_page(stored, req.data.get("after"), req.data.get("limit"))
         if not keys:
             raise not_found()
         return LogicalResponse(data={"keys": keys})

@@ -29,6 +29,7 @@ from .csr_signing import check_csr_signature
 from .enterprise import enterprise_variant
 from .leaf import FORMAT_ERROR, FORMATS, LeafRequest, SigningIssuer, build_leaf, response_data
 from .model import CertRecord, serial_to_hex
+from .pem_codec import public_key_or_none
 from .policy import PolicyError, check_csr_key
 from .roles import NAME_RE, Role
 from .validity import ValidityError
@@ -81,7 +82,7 @@ def signing_issuer(backend: Any, ref: str) -> SigningIssuer:
     if key is None:
         raise internal_error(f"could not fetch the CA certificate (was one set?): unable to fetch corresponding key for "
                              f"issuer {issuer.issuer_id}; unable to use this issuer for signing")
-    chain = [x509.load_pem_x509_certificate(p.encode()) for p in chain_for(backend.state, issuer)]
+    chain = [pkix.certificate_of_pem(p) for p in chain_for(backend.state, issuer)]
     aia = aia_for(backend.state, issuer)
     templating = issuer.enable_aia_url_templating if any(getattr(issuer, k) for k in (
         "issuing_certificates", "crl_distribution_points", "ocsp_servers")) else backend.state.config_urls.get(
@@ -145,6 +146,16 @@ def _has_basic_constraints(csr: x509.CertificateSigningRequest) -> bool:
         return False
 
 
+def _stored_key_pem(leaf: Any, data: dict[str, Any], fmt: str, private_key_format: str) -> str | None:
+    """The generated key as PEM (PKCS#1/SEC1) for the CertRecord: the response's own text when it is
+    that very encoding (pem/pem_bundle without pkcs8), else encoded here; ``None`` on sign."""
+    if leaf.private_key is None:
+        return None
+    if fmt != "der" and private_key_format != "pkcs8":
+        return data["private_key"]
+    return pkix.private_key_pem(leaf.private_key)
+
+
 def _lease_id(backend: Any, req: LogicalRequest) -> str:
     suffix = "".join(secrets.choice(_LEASE_ALPHABET) for _ in range(24))
     return f"{backend.mount.path}{req.path}/{suffix}"
@@ -169,7 +180,7 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     try:
         if use_csr:
             csr = _parse_csr(req)
-            check_csr_key(role, csr.public_key())
+            check_csr_key(role, public_key_or_none(csr))
         leaf = build_leaf(role=role, request=_leaf_request(req), issuer=issuer, now=now,
                           mount_default_ttl=backend.mount.effective_default_ttl(),
                           mount_max_ttl=backend.mount.effective_max_ttl(), csr=csr)
@@ -198,7 +209,7 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     backend.state.certs[serial] = CertRecord(
         serial_number=serial, certificate=leaf.certificate, pem=pkix.pem_of(leaf.certificate),
         issuer_id=issuer.issuer_id, role=role.name, issued_at=now, stored=not role.no_store,
-        private_key_pem=pkix.private_key_pem(leaf.private_key) if leaf.private_key is not None else None)
+        private_key_pem=_stored_key_pem(leaf, data, fmt, req.data.get("private_key_format")))
     store_cert_metadata(backend, serial, metadata, certificate=leaf.certificate, issuer_id=issuer.issuer_id,
                         role=role.name)
     if key_params_ignored:

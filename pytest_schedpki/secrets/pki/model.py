@@ -16,8 +16,7 @@ from cryptography import x509
 def serial_to_hex(serial: int) -> str:
     """A certificate serial as OpenBao prints it: lowercase colon-separated hex bytes
     (``"7a:26:69:dc:..."``), at least one byte."""
-    raw = serial.to_bytes(max(1, (serial.bit_length() + 7) // 8), "big")
-    return ":".join(f"{b:02x}" for b in raw)
+    return serial.to_bytes(max(1, (serial.bit_length() + 7) // 8), "big").hex(":")
 
 
 def normalize_serial(text: str) -> str:
@@ -65,18 +64,21 @@ class Issuer:
     revocation_time: datetime.datetime | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CertRecord:
     """A certificate the mount issued or signed (or stored on revocation by PEM).
 
     ``serial_number`` lowercase colon hex; ``issuer_id`` of the signing issuer; ``role`` the role
     name or ``""``; ``issued_at`` the double's clock at issuance; ``private_key_pem`` only kept for
     the test assertions (OpenBao never stores it); ``revocation_time`` set once revoked.
+
+    ``pem`` (no trailing newline) is made from ``certificate`` when read, not stored: ~1 KiB less per
+    stored certificate. A ``pem`` given to the constructor that differs from that canonical form is
+    kept as given (in ``pem_text``).
     """
 
     serial_number: str
     certificate: x509.Certificate
-    pem: str
     issuer_id: str
     role: str = ""
     issued_at: datetime.datetime | None = None
@@ -84,6 +86,111 @@ class CertRecord:
     revocation_time: datetime.datetime | None = None
     stored: bool = True
     path: str = ""
+    pem_text: str | None = field(default=None, repr=False)
+
+    def __init__(self, serial_number: str, certificate: x509.Certificate, pem: str | None = None,
+                 issuer_id: str = "", role: str = "", issued_at: datetime.datetime | None = None,
+                 private_key_pem: str | None = None, revocation_time: datetime.datetime | None = None,
+                 stored: bool = True, path: str = "", pem_text: str | None = None):
+        if pem is not None and pem_text is None and pem != _canonical_pem(certificate):
+            pem_text = pem
+        for name, value in (("serial_number", serial_number), ("certificate", certificate),
+                            ("issuer_id", issuer_id), ("role", role), ("issued_at", issued_at),
+                            ("private_key_pem", private_key_pem), ("revocation_time", revocation_time),
+                            ("stored", stored), ("path", path), ("pem_text", pem_text)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def pem(self) -> str:
+        """The certificate as PEM, without the trailing newline."""
+        return self.pem_text if self.pem_text is not None else _canonical_pem(self.certificate)
+
+
+def _canonical_pem(certificate: x509.Certificate) -> str:
+    from .x509 import pem_of  # remembers recent PEMs (the response just encoded this one)
+
+    return pem_of(certificate)
+
+
+class CertStore(dict):
+    """``PkiState.certs``: CertRecords by serial, a plain dict to its users, that also keeps the set
+    of revoked serials (so building or checking a CRL does not scan every stored certificate) and a
+    ``version`` counting its changes. Every mutating dict method keeps both up to date."""
+
+    __slots__ = ("version", "_revoked", "crl_checked", "_listing")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.version = 0
+        self.crl_checked: Any = None  # crl.py: the state fingerprint its last CRL check found in order
+        self._listing: tuple[int, tuple[str, ...]] | None = None
+        self._revoked = {k for k, v in self.items() if getattr(v, "revocation_time", None) is not None}
+
+    def _track(self, key: str, value: Any) -> None:
+        self.version += 1
+        if getattr(value, "revocation_time", None) is not None:
+            self._revoked.add(key)
+        else:
+            self._revoked.discard(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._track(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self._track(key, None)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        had = key in self
+        value = super().pop(key, *default)
+        if had:
+            self._track(key, None)
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key, value = super().popitem()
+        self._track(key, None)
+        return key, value
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other: Any) -> CertStore:
+        self.update(other)
+        return self
+
+    def clear(self) -> None:
+        super().clear()
+        self._revoked.clear()
+        self.version += 1
+
+    def copy(self) -> CertStore:
+        """A new store with the same records (shared: they are immutable) and revoked index."""
+        new = CertStore()
+        dict.update(new, self)
+        new._listing = self._listing if self._listing and self._listing[0] == self.version else None
+        if new._listing is not None:
+            new._listing = (0, new._listing[1])
+        new._revoked = set(self._revoked)
+        return new
+
+    def stored_serials(self) -> tuple[str, ...]:
+        """The serials of the records with ``stored`` set, sorted (kept until the next change)."""
+        listing = self._listing
+        if listing is None or listing[0] != self.version:
+            listing = self._listing = (self.version, tuple(sorted(k for k, r in self.items() if r.stored)))
+        return listing[1]
+
+    def revoked_serials(self) -> set[str]:
+        """The serials whose record has a ``revocation_time`` (a copy)."""
+        return set(self._revoked)
 
 
 def default_config_urls() -> dict[str, Any]:
@@ -105,7 +212,7 @@ class PkiState:
 
     * ``keys``/``issuers``: by id (UUID strings); ``default_issuer_id`` may be ``""``;
     * ``roles``: by name (role records, see roles.py);
-    * ``certs``: stored certificates by serial (colon hex);
+    * ``certs``: stored certificates by serial (colon hex), a :class:`CertStore`;
     * ``crl_numbers``: next CRL number per issuer id; ``crls``: last built CRL per issuer id.
     """
 
@@ -115,7 +222,7 @@ class PkiState:
     default_follows_latest_issuer: bool = False
     default_key_id: str = ""
     roles: dict[str, Any] = field(default_factory=dict)
-    certs: dict[str, CertRecord] = field(default_factory=dict)
+    certs: dict[str, CertRecord] = field(default_factory=CertStore)
     config_urls: dict[str, Any] = field(default_factory=default_config_urls)
     config_crl: dict[str, Any] = field(default_factory=default_config_crl)
     crl_numbers: dict[str, int] = field(default_factory=dict)
@@ -133,7 +240,7 @@ class PkiState:
             default_follows_latest_issuer=self.default_follows_latest_issuer,
             default_key_id=self.default_key_id,
             roles=dict(self.roles),
-            certs=dict(self.certs),
+            certs=self.certs.copy() if isinstance(self.certs, CertStore) else CertStore(self.certs),
             config_urls={k: (list(v) if isinstance(v, list) else v) for k, v in self.config_urls.items()},
             config_crl=dict(self.config_crl),
             crl_numbers=dict(self.crl_numbers),

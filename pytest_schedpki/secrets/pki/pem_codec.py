@@ -193,3 +193,142 @@ def go_asn1_error(der: bytes, schema: tuple = CSR_SCHEMA) -> str:
     if end < len(der):
         return "asn1: syntax error: trailing data"
     return "x509: malformed certificate request"
+
+
+# id-ecPublicKey curves as their DER OIDs appear in a SubjectPublicKeyInfo, with Go's nistec names
+_CURVE_OIDS = {bytes.fromhex("06052b81040021"): "P224", bytes.fromhex("06082a8648ce3d030107"): "P256",
+               bytes.fromhex("06052b81040022"): "P384", bytes.fromhex("06052b81040023"): "P521"}
+_EC_PUBLIC_KEY = "1.2.840.10045.2.1"
+
+
+def public_key_or_none(parsed):
+    """The public key of a certificate or CSR, or None for an algorithm cryptography does not know
+    (Go then has a nil ``PublicKey``, which callers refuse in their own words)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+
+    try:
+        return parsed.public_key()
+    except UnsupportedAlgorithm:
+        return None
+
+
+def invalid_public_key(parsed, fallback: str) -> str | None:
+    """Go's parse error for a certificate or CSR (``parsed``, from cryptography) whose public key is
+    invalid - Go's parser fails where cryptography only fails later, at ``public_key()``: ``P256 point
+    not on curve`` for an EC point off its curve, else ``fallback``. None when the key loads, or when
+    its algorithm is unknown (Go then parses a nil key that the callers refuse in their own words)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+
+    try:
+        parsed.public_key()
+        return None
+    except UnsupportedAlgorithm:  # Go refuses an unknown curve, and parses an unknown algorithm as nil
+        ec_key = parsed.public_key_algorithm_oid.dotted_string == _EC_PUBLIC_KEY
+        return "x509: unsupported elliptic curve" if ec_key else None
+    except ValueError:
+        pass
+    tbs = getattr(parsed, "tbs_certificate_bytes", None) or parsed.tbs_certrequest_bytes
+    if parsed.public_key_algorithm_oid.dotted_string == _EC_PUBLIC_KEY:
+        for oid, name in _CURVE_OIDS.items():
+            if oid in tbs:
+                return f"{name} point not on curve"
+    return fallback
+
+
+_PRINTABLE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 '()+,-./:=?*&")
+
+
+def _go_string_error(tag: int, value: bytes) -> str | None:
+    """Go ``x509.parseASN1String``'s complaint about an attribute value, or None when it is fine."""
+    if tag == 19:  # PrintableString (Go accepts '*' and '&' too)
+        return None if set(value) <= _PRINTABLE else "invalid PrintableString"
+    if tag == 12:  # UTF8String
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return "invalid UTF-8 string"
+        return None
+    if tag == 22:  # IA5String
+        return None if value.isascii() else "invalid IA5String"
+    if tag == 18:  # NumericString
+        return None if set(value) <= set(b"0123456789 ") else "invalid NumericString"
+    if tag == 30:  # BMPString
+        if len(value) % 2:
+            return "invalid BMPString"
+        try:
+            value.decode("utf-16-be")
+        except UnicodeDecodeError:
+            return "invalid BMPString"
+        return None
+    if tag == 20:  # T61String: any bytes
+        return None
+    return f"unsupported string type: {tag}"
+
+
+def go_name_error(der: bytes, offset: int = 0) -> str:
+    """Go's error for the X.509 Name (RDNSequence) at ``offset`` of ``der``:
+    ``x509: invalid RDNSequence: invalid attribute value: invalid UTF-8 string`` and its siblings,
+    or ``x509: invalid RDNSequence`` when the structure itself is broken."""
+    try:
+        _, _, _, length, start = _tag_and_length(der, offset)
+        pos, end = start, start + length
+        while pos < end:  # SET OF AttributeTypeAndValue
+            _, _, _, set_length, set_start = _tag_and_length(der, pos)
+            pos = set_start + set_length
+            inner = set_start
+            while inner < pos:
+                _, _, _, atv_length, atv_start = _tag_and_length(der, inner)
+                inner = atv_start + atv_length
+                _, _, _, oid_length, oid_start = _tag_and_length(der, atv_start)  # the attribute type
+                _, tag, _, value_length, value_start = _tag_and_length(der, oid_start + oid_length)
+                problem = _go_string_error(tag, der[value_start:value_start + value_length])
+                if problem:
+                    return f"x509: invalid RDNSequence: invalid attribute value: {problem}"
+    except (_Asn1Error, IndexError):
+        pass
+    return "x509: invalid RDNSequence"
+
+
+def _names_at(der: bytes, certificate: bool) -> list[int]:
+    """Offsets of the names Go parses, in its order: a CSR's subject; a certificate's issuer, subject."""
+    _, _, _, _, info = _tag_and_length(der, 0)  # the outer SEQUENCE, then the TBS / request info
+    _, _, _, _, pos = _tag_and_length(der, info)
+    cls, tag, _, length, start = _tag_and_length(der, pos)
+    if not certificate:  # version INTEGER, then the subject
+        return [start + length]
+    if cls == 2 and tag == 0:  # [0] version, then the serial number
+        _, _, _, length, start = _tag_and_length(der, start + length)
+    _, _, _, length, start = _tag_and_length(der, start + length)  # signature AlgorithmIdentifier
+    issuer = start + length
+    _, _, _, length, start = _tag_and_length(der, issuer)
+    _, _, _, validity_length, validity_start = _tag_and_length(der, start + length)
+    return [issuer, validity_start + validity_length]
+
+
+def go_name_problem(der: bytes, certificate: bool) -> str | None:
+    """Go's error for the first bad attribute string in a CSR's subject or a certificate's issuer or
+    subject (``x509: invalid RDNSequence: invalid attribute value: invalid PrintableString`` ...), or
+    None when none is found (the DER walk stops quietly where the structure is broken)."""
+    try:
+        offsets = _names_at(der, certificate)
+    except (_Asn1Error, IndexError):
+        return None
+    for offset in offsets:
+        problem = go_name_error(der, offset)
+        if problem != "x509: invalid RDNSequence":
+            return problem
+    return None
+
+
+def name_error(parsed, der: bytes) -> str | None:
+    """For a CSR or certificate cryptography loaded (it decodes names lazily): Go's parse error when a
+    name does not read, else None."""
+    certificate = hasattr(parsed, "tbs_certificate_bytes")
+    try:
+        if certificate and parsed.issuer is None:  # cryptography decodes the names here
+            return None
+        if parsed.subject is not None:
+            return None
+    except ValueError:
+        pass
+    return go_name_problem(der, certificate) or "x509: invalid RDNSequence"

@@ -24,7 +24,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa, x25519
 
 from ..wire import internal_error
-from .pem_codec import _Asn1Error, _parse_field, pem_decode  # the encoding/asn1 walk of pem_codec
+from .pem_codec import (  # the encoding/asn1 walk of pem_codec
+    _Asn1Error,
+    _parse_field,
+    go_name_problem,
+    invalid_public_key,
+    name_error,
+    pem_decode,
+)
 
 CERT_TOO_SHORT = ("provided certificate data was too short; perhaps a path was passed to the API rather than the "
                   "contents of a PEM file")
@@ -121,9 +128,16 @@ def parse_revoked_certificate(text: str) -> x509.Certificate:
         raise internal_error(NO_CERT_PEM)
     der = block[1]
     try:
-        return x509.load_der_x509_certificate(der)
+        cert = x509.load_der_x509_certificate(der)
     except ValueError:
-        raise internal_error(f"certificate could not be parsed: {go_certificate_error(der)}") from None
+        reason = go_certificate_error(der)
+        if reason == "x509: malformed certificate":  # the structure is sound: maybe a bad name
+            reason = go_name_problem(der, certificate=True) or reason
+        raise internal_error(f"certificate could not be parsed: {reason}") from None
+    problem = name_error(cert, der) or invalid_public_key(cert, "x509: malformed certificate")  # Go parses eagerly
+    if problem:
+        raise internal_error(f"certificate could not be parsed: {problem}")
+    return cert
 
 
 def check_signature_from(cert: x509.Certificate, parent: x509.Certificate) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field, FieldData
@@ -104,11 +104,36 @@ class Role:
     def to_response(self, enterprise: bool = False) -> dict[str, Any]:
         """The 52-key ``data`` of a role read/write (lists copied, TTLs as integer seconds); with
         ``enterprise`` also ``no_store_metadata``."""
-        data = {k: (list(v) if isinstance(v, list) else v) for k, v in asdict(self).items()}
+        values = self.__dict__  # asdict() is ~10x slower
+        data = {name: (list(values[name]) if name in _LIST_FIELDS else _copy_value(values[name]))
+                for name in _field_names()}
         del data["name"]
         if not enterprise:
             del data["no_store_metadata"]
         return data
+
+
+_NAMES: tuple[str, ...] = ()
+_LIST_FIELDS: frozenset[str] = frozenset()
+
+
+def _field_names() -> tuple[str, ...]:
+    """Role's field names in declaration order (computed once)."""
+    global _NAMES, _LIST_FIELDS
+    if not _NAMES:
+        defaults = Role()
+        _LIST_FIELDS = frozenset(f.name for f in fields(Role) if isinstance(getattr(defaults, f.name), list))
+        _NAMES = tuple(f.name for f in fields(Role))
+    return _NAMES
+
+
+def _copy_value(value: Any) -> Any:
+    """A JSON-ready copy of one role field (the fields are scalars and lists of strings)."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return {k: _copy_value(v) for k, v in value.items()}
+    return value
 
 
 # request fields of roles/:name: name -> (framework type, default) as the OpenBao schema declares them

@@ -56,7 +56,7 @@ from . import x509 as pkix
 from .csr_signing import issuer_reference
 from .issuers import REF
 from .leaf import SigningIssuer
-from .pem_codec import pem_decode
+from .pem_codec import go_name_problem, invalid_public_key, name_error, pem_decode
 
 FIELDS: dict[str, Field] = {
     "certificate": Field(STRING), "require_matching_certificate_algorithms": Field(BOOL, False),
@@ -120,7 +120,11 @@ def parse_submitted(text: str) -> x509.Certificate:
             certs.append(x509.load_der_x509_certificate(der[:size]))
             list(certs[-1].extensions)
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
-            raise user_error(f"error parsing certificate: {_parse_error(der)}") from None
+            reason = go_name_problem(der, certificate=True) or _parse_error(der)
+            raise user_error(f"error parsing certificate: {reason}") from None
+        problem = name_error(certs[-1], der[:size]) or invalid_public_key(certs[-1], "x509: malformed certificate")
+        if problem:
+            raise user_error(f"error parsing certificate: {problem}")
         der = der[size:]
     if len(certs) != 1:
         raise user_error(f"{len(certs)} certificates found in PEM file, expected 1")

@@ -28,13 +28,22 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..wire import user_error
-from .pem_codec import go_asn1_error, pem_blocks, pem_decode, pem_sequence  # noqa: F401 - re-exported
+from .pem_codec import (  # noqa: F401 - re-exported
+    go_asn1_error,
+    go_name_problem,
+    invalid_public_key,
+    name_error,
+    pem_blocks,
+    pem_decode,
+    pem_sequence,
+)
 
 RSA_BITS = (2048, 3072, 4096, 8192)
 EC_CURVES = {224: ec.SECP224R1, 256: ec.SECP256R1, 384: ec.SECP384R1, 521: ec.SECP521R1}
@@ -72,13 +81,17 @@ def generate_key(key_type: str, key_bits: int) -> tuple[Any, str, int]:
 
     ``key_type`` ``rsa`` (2048 for 0, 3072, 4096, 8192), ``ec`` (224, 256 for 0, 384, 521) or
     ``ed25519`` (bits ignored, reported as 0). Errors as :func:`validate_key_type_length` (400).
+    Keys come from the process's :mod:`.keypool` (pre-generated RSA keys; deterministic keys when
+    configured).
     """
+    from . import keypool
+
     key_bits = validate_key_type_length(key_type, key_bits)
     if key_type == "rsa":
-        return rsa.generate_private_key(public_exponent=65537, key_size=key_bits), "rsa", key_bits
+        return keypool.current().rsa(key_bits), "rsa", key_bits
     if key_type == "ec":
-        return ec.generate_private_key(EC_CURVES[key_bits]()), "ec", key_bits
-    return ed25519.Ed25519PrivateKey.generate(), "ed25519", 0
+        return keypool.current().ec(EC_CURVES[key_bits]()), "ec", key_bits
+    return keypool.current().ed25519(), "ed25519", 0
 
 
 def key_type_of(public_key: Any) -> tuple[str, int]:
@@ -352,9 +365,36 @@ def ip_general_name(text: str) -> x509.IPAddress:
 # ------------------------------------------------------------------------------------------ output
 
 
+_PEMS: dict[int, tuple[x509.Certificate, str]] = {}
+_PEMS_MAX = 256
+_PARSED: dict[str, x509.Certificate] = {}
+_PARSED_MAX = 256
+
+
 def pem_of(cert: x509.Certificate) -> str:
-    """The certificate as a PEM ``CERTIFICATE`` block, without the trailing newline."""
-    return cert.public_bytes(serialization.Encoding.PEM).decode().rstrip("\n")
+    """The certificate as a PEM ``CERTIFICATE`` block, without the trailing newline. The PEM of the
+    last :data:`_PEMS_MAX` certificates is remembered (issuers and chains are encoded on every
+    issue, a new leaf several times)."""
+    cached = _PEMS.get(id(cert))
+    if cached is not None and cached[0] is cert:
+        return cached[1]
+    pem = cert.public_bytes(serialization.Encoding.PEM).decode().rstrip("\n")
+    if len(_PEMS) >= _PEMS_MAX:
+        _PEMS.pop(next(iter(_PEMS)), None)
+    _PEMS[id(cert)] = (cert, pem)
+    return pem
+
+
+def certificate_of_pem(pem: str) -> x509.Certificate:
+    """A PEM certificate parsed (``ValueError`` if it is not one); the last :data:`_PARSED_MAX` texts
+    parsed are remembered (chains are read back on every issue). Certificates are immutable."""
+    cert = _PARSED.get(pem)
+    if cert is None:
+        cert = x509.load_pem_x509_certificate(pem.encode())
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)), None)
+        _PARSED[pem] = cert
+    return cert
 
 
 def der_b64(cert: x509.Certificate) -> str:
@@ -424,9 +464,16 @@ def parse_csr(pem: str) -> x509.CertificateSigningRequest:
         raise user_error("csr contains no data")
     der = blocks[0][1]
     try:
-        return x509.load_der_x509_csr(der)
+        csr = x509.load_der_x509_csr(der)
     except ValueError:
-        raise user_error(f"certificate request could not be parsed: {go_asn1_error(der)}") from None
+        reason = go_asn1_error(der)
+        if reason == "x509: malformed certificate request":  # the structure is sound: maybe a bad name
+            reason = go_name_problem(der, certificate=False) or reason
+        raise user_error(f"certificate request could not be parsed: {reason}") from None
+    problem = name_error(csr, der) or invalid_public_key(csr, "x509: malformed certificate request")
+    if problem:
+        raise user_error(f"certificate request could not be parsed: {problem}")
+    return csr
 
 
 def parse_pem_certificates(text: str) -> list[x509.Certificate]:
@@ -447,7 +494,10 @@ def load_private_key(der_or_pem: bytes) -> Any:
     """A private key from PEM or DER in PKCS#1, SEC1 or PKCS#8 (unencrypted); ``ValueError`` otherwise."""
     loader = serialization.load_pem_private_key if der_or_pem.lstrip().startswith(b"-----") \
         else serialization.load_der_private_key
-    return loader(der_or_pem, password=None)
+    try:
+        return loader(der_or_pem, password=None)
+    except UnsupportedAlgorithm as exc:  # an unknown key algorithm or curve is a parse failure too
+        raise ValueError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------------------------- CRL
@@ -473,18 +523,52 @@ def build_crl(issuer_cert: x509.Certificate, issuer_key: Any,
     builder = builder.add_extension(x509.CRLNumber(number), critical=False)
     if delta_of is not None:
         builder = builder.add_extension(x509.DeltaCRLIndicator(delta_of), critical=True)
-    for serial, when in revoked:
-        builder = builder.add_revoked_certificate(
-            x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(when).build())
+    entries = [_revoked_entry(serial, when) for serial, when in revoked]
+    try:  # one builder with every entry: add_revoked_certificate copies the whole list each time
+        builder = x509.CertificateRevocationListBuilder(
+            builder._issuer_name, builder._last_update, builder._next_update, builder._extensions, entries)
+    except AttributeError:  # pragma: no cover - a cryptography without these builder attributes
+        for entry in entries:
+            builder = builder.add_revoked_certificate(entry)
     algorithm = signature_hash(issuer_key, signature_bits)
     return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
 
 
+_REVOKED_ENTRIES: dict[tuple[int, datetime.datetime], x509.RevokedCertificate] = {}
+_REVOKED_ENTRIES_MAX = 100_000
+
+
+def _revoked_entry(serial: int, when: datetime.datetime) -> x509.RevokedCertificate:
+    """The CRL entry of one revocation, made once and reused by every later rebuild (immutable)."""
+    key = (serial, when)
+    entry = _REVOKED_ENTRIES.get(key)
+    if entry is None:
+        if len(_REVOKED_ENTRIES) >= _REVOKED_ENTRIES_MAX:
+            _REVOKED_ENTRIES.clear()
+        entry = _REVOKED_ENTRIES[key] = (x509.RevokedCertificateBuilder().serial_number(serial)
+                                         .revocation_date(when).build())
+    return entry
+
+
 def crl_pem(crl: x509.CertificateRevocationList) -> str:
-    """The CRL as one PEM ``X509 CRL`` block, no trailing newline."""
-    return crl.public_bytes(serialization.Encoding.PEM).decode().rstrip("\n")
+    """The CRL as one PEM ``X509 CRL`` block, no trailing newline (from :func:`crl_der`)."""
+    body = base64.encodebytes(crl_der(crl)).decode().replace("\n", "")
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return "\n".join(["-----BEGIN X509 CRL-----", *lines, "-----END X509 CRL-----"])
+
+
+_CRL_DER: dict[int, tuple[x509.CertificateRevocationList, bytes]] = {}
+_CRL_DER_MAX = 64
 
 
 def crl_der(crl: x509.CertificateRevocationList) -> bytes:
-    """The CRL's DER bytes (``GET crl``)."""
-    return crl.public_bytes(serialization.Encoding.DER)
+    """The CRL's DER bytes (``GET crl``); encoded once per CRL object (a CRL of thousands of entries
+    costs ~1 ms to encode) and remembered for the last :data:`_CRL_DER_MAX` CRLs."""
+    cached = _CRL_DER.get(id(crl))
+    if cached is not None and cached[0] is crl:
+        return cached[1]
+    der = crl.public_bytes(serialization.Encoding.DER)
+    if len(_CRL_DER) >= _CRL_DER_MAX:
+        _CRL_DER.pop(next(iter(_CRL_DER)), None)
+    _CRL_DER[id(crl)] = (crl, der)
+    return der

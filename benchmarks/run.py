@@ -1,0 +1,278 @@
+"""Side-by-side speed of the double and the real OpenBao server (run by hand, not collected by pytest).
+
+    python benchmarks/run.py                 # full run, prints the table (about 5 minutes)
+    python benchmarks/run.py --write-docs    # ... and writes it into docs/benchmarks.md
+    python benchmarks/run.py --quick         # fewer rounds and requests, for a smoke run
+
+Both servers run as processes on 127.0.0.1 (free ports; bao with a private HOME); identical requests
+go to both, interleaved round by round (the order alternates), from the same Python client
+(``requests``, keep-alive sessions). Ratios are "double over real, higher is better": rates divide
+double by real, times and memory divide real by double. The scheduler half has no real server here:
+its rows are the double's own figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+import pki  # noqa: E402
+import procs  # noqa: E402
+import requests  # noqa: E402
+import sched_rates as sched  # noqa: E402
+from report import Row, table, write_docs  # noqa: E402
+from timing import percentile, sessions, timed_round  # noqa: E402
+
+DOCS = os.path.join(os.path.dirname(HERE), "docs", "benchmarks.md")
+POOL_WAIT = 120.0  # seconds to wait for the double's RSA key pool to refill before a round
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------ start-up
+
+
+def inprocess_startup() -> float:
+    """Seconds for ``Double()`` + ``start()`` + the first healthy answer, in this process."""
+    from pytest_schedpki import Double
+
+    started = time.perf_counter()
+    double = Double().start()
+    port = int(double.secrets_url.rsplit(":", 1)[1])
+    ok = procs.healthy(port)
+    elapsed = time.perf_counter() - started
+    double.stop()
+    if not ok:
+        raise RuntimeError("in-process double not healthy")
+    return elapsed
+
+
+def import_cost() -> float:
+    """Seconds to import the pytest plugin module in a fresh interpreter that already has pytest (as
+    in a pytest session, where pytest loads the plugin at start-up)."""
+    code = ("import time, pytest; t = time.perf_counter(); import pytest_schedpki.plugin; "
+            "print(time.perf_counter() - t)")
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=procs.PYCACHE)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.strip())
+
+
+def startup_rows(trials: int) -> list[Row]:
+    """Fresh starts, interleaved: bao, ``schedpki serve --no-seed`` (empty, as bao -dev has no PKI
+    mount), ``schedpki serve`` with its packaged seed (a PKI mount with a root CA and a role: more
+    work than bao -dev does, so no target), and ``Double().start()`` in this process."""
+    samples: dict[str, list[float]] = {"real": [], "empty": [], "seeded": []}
+    inproc, imports = [], []
+    for kind in samples:  # warm-up: page cache, byte-code cache
+        start_kind(kind).stop()
+    inprocess_startup()  # first call pays the module imports; reported on their own row
+    for trial in range(trials):
+        kinds = list(samples) if trial % 2 == 0 else list(reversed(samples))
+        for kind in kinds:
+            proc = start_kind(kind)
+            samples[kind].append(proc.startup * 1000)
+            proc.stop()
+        inproc.append(inprocess_startup() * 1000)
+        imports.append(import_cost() * 1000)
+    log(f"start-up ms: {samples}, in-process {inproc}")
+    real = samples["real"]
+    return [
+        Row("start-up to first healthy answer", "standalone, empty (--no-seed)", "ms", samples["empty"], real,
+            higher_is_better=False),
+        Row("start-up to first healthy answer", "standalone, packaged seed", "ms", samples["seeded"], real,
+            higher_is_better=False, target=None),
+        Row("start-up to first healthy answer", "in-process Double().start()", "ms", inproc, real,
+            higher_is_better=False, target=10.0),
+        Row("import pytest_schedpki.plugin", "once per session (pytest loaded)", "ms", imports, target=None),
+    ]
+
+
+def start_kind(kind: str) -> procs.Proc:
+    if kind == "real":
+        return procs.start_real()
+    return procs.start_double(["--no-seed"] if kind == "empty" else [])
+
+
+def reset_row(count: int = 1000) -> Row:
+    """``Double.reset()`` with the packaged seed (EC root issuer, role, auth method) as baseline."""
+    from pytest_schedpki import Double
+    from pytest_schedpki.cli import default_seed_path
+
+    double = Double()
+    double.seed(default_seed_path())
+    double.save_baseline()
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        double.reset()
+        samples.append((time.perf_counter() - started) * 1000)
+    return Row("reset state between tests (seeded issuer)", "in-process Double.reset()", "ms", samples,
+               target=None, limit=1.0)
+
+
+# ---------------------------------------------------------------------------------- throughput
+
+
+def wait_pool(proc: procs.Proc) -> None:
+    """Wait until the double's background key pool is full (no key generation during a round)."""
+    deadline = time.monotonic() + POOL_WAIT
+    while time.monotonic() < deadline:
+        response = requests.get(f"{proc.url}/_schedpki/keypool", timeout=5)
+        if response.status_code == 404:
+            return
+        pools = response.json().get("pools", [])
+        if all(p["ready"] >= p["size"] for p in pools):
+            return
+        time.sleep(0.1)
+
+
+def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: float) -> list[Row]:
+    csr = pki.make_csr()
+    serials = pki.Serials()
+    pools = {proc.kind: {1: sessions(1, procs.ROOT), 4: sessions(4, procs.ROOT)} for proc in (real, double)}
+    rows: list[Row] = []
+    for operation in pki.operations(csr, serials):
+        for threads in (1, 4):
+            n = max(4, int((operation.sequential if threads == 1 else operation.concurrent) * scale))
+            samples: dict[str, list[float]] = {"real": [], "double": []}
+            latencies: dict[str, list[float]] = {"real": [], "double": []}
+            for r in range(rounds):
+                order = (real, double) if r % 2 == 0 else (double, real)
+                for proc in order:
+                    first = 0
+                    if operation.needs_serials:
+                        first = serials.stock(proc.url, procs.ROOT, n)
+                    if proc.kind == "double":
+                        wait_pool(proc)
+                    rate, lat = timed_round(pools[proc.kind][threads], proc.url, operation.op, n, threads, first)
+                    samples[proc.kind].append(rate)
+                    latencies[proc.kind].extend(lat)
+            mode = "1 thread" if threads == 1 else "4 threads"
+            log(f"{operation.key} {mode}: double {[round(x) for x in samples['double']]} "
+                f"real {[round(x) for x in samples['real']]}; p50/p99 ms double "
+                f"{percentile(latencies['double'], .5) * 1000:.2f}/{percentile(latencies['double'], .99) * 1000:.2f} "
+                f"real {percentile(latencies['real'], .5) * 1000:.2f}/{percentile(latencies['real'], .99) * 1000:.2f}")
+            target = 10.0 if operation.key == "issue_rsa" else 1.0
+            rows.append(Row(operation.label, mode, "req/s", samples["double"], samples["real"], target=target))
+    return rows
+
+
+def memory_rows(real: procs.Proc, double: procs.Proc, idle: dict[str, float], certs: int) -> list[Row]:
+    """Peak RSS and RSS growth per 10,000 stored certificates (EC, issued by 4 threads)."""
+    def issue(session, base, n):
+        return session.post(f"{base}/v1/pki/issue/ec", json={"common_name": f"m{n}.example.com"})
+
+    growth: dict[str, float] = {}
+    for proc in (real, double):
+        time.sleep(1.0)
+        before = procs.rss_kib(proc.pid)["VmRSS"]
+        timed_round(sessions(4, procs.ROOT), proc.url, issue, certs, 4)
+        time.sleep(1.0)
+        after = procs.rss_kib(proc.pid)["VmRSS"]
+        growth[proc.kind] = (after - before) / 1024 * (10_000 / certs)
+        log(f"memory {proc.kind}: {before} KiB -> {after} KiB for {certs} certificates")
+    peak = {proc.kind: procs.rss_kib(proc.pid)["VmHWM"] / 1024 for proc in (real, double)}
+    return [
+        Row("resident memory at idle", "after start-up", "MiB", [idle["double"]], [idle["real"]], higher_is_better=False),
+        Row("peak resident memory", "end of run", "MiB", [peak["double"]], [peak["real"]], higher_is_better=False),
+        Row("memory per 10,000 stored certificates", f"RSS growth over {certs} EC issues", "MiB",
+            [growth["double"]], [growth["real"]], higher_is_better=False),
+    ]
+
+
+def scheduler_rows(double: procs.Proc, rounds: int, scale: float) -> list[Row]:
+    rows = []
+    per_round = max(8, int(100 * scale))
+    for threads, offset in ((1, 0), (4, 1_000_000)):
+        rates = sched.rates(double.scheduler_url, rounds, per_round, threads, offset)
+        mode = "1 thread" if threads == 1 else "4 threads"
+        for key, values in rates.items():
+            rows.append(Row(f"scheduler: {key} an auth method" if key != "list" else "scheduler: list auth methods",
+                            mode, "req/s", values, target=None))
+    wake = [x * 1000 for x in sched.wakeups(double.scheduler_url, max(5, int(30 * scale)))]
+    rows.append(Row("scheduler: blocking query wake-up after a write", "write sent -> blocked reader answered",
+                    "ms", wake, target=None))
+    return rows
+
+
+# ------------------------------------------------------------------------------------- machine
+
+
+def machine() -> str:
+    model = ""
+    with open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as fh:
+        mem_kib = int(fh.readline().split()[1])
+    bao = subprocess.run([procs.bao_binary(), "version"], capture_output=True, text=True).stdout.strip()
+    from importlib.metadata import version
+
+    return (f"{os.cpu_count()} CPUs ({model}), {mem_kib / 1024 / 1024:.0f} GiB RAM, {platform.system()} "
+            f"{platform.release()}; Python {platform.python_version()}, cryptography {version('cryptography')}, "
+            f"werkzeug {version('werkzeug')}, requests {version('requests')}; {bao}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds per operation and server (default 5)")
+    parser.add_argument("--startups", type=int, default=7, help="fresh starts per server (default 7)")
+    parser.add_argument("--certs", type=int, default=10_000, help="certificates issued for the memory rows (default 10000)")
+    parser.add_argument("--rsa-key-pool", type=int, default=128,
+                        help="the double's RSA key pool size (schedpki serve --rsa-key-pool; default 128)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, a quarter of the requests, 1000 certificates")
+    parser.add_argument("--write-docs", action="store_true", help=f"write the table into {os.path.relpath(DOCS)}")
+    args = parser.parse_args(argv)
+    rounds, scale, certs, startups = args.rounds, 1.0, args.certs, args.startups
+    if args.quick:
+        rounds, scale, certs, startups = 2, 0.25, 1000, 3
+    command = "python benchmarks/run.py" + ("" if argv is None else " " + " ".join(argv or []))
+    if argv is None:
+        command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
+    began = time.time()
+    rows = startup_rows(startups)
+    rows.append(reset_row())
+    gc.collect()
+    real = procs.start_real()
+    double = procs.start_double(["--no-seed", "--rsa-key-pool", str(args.rsa_key_pool)])
+    try:
+        idle = {"real": procs.rss_kib(real.pid)["VmRSS"] / 1024, "double": procs.rss_kib(double.pid)["VmRSS"] / 1024}
+        for proc in (real, double):
+            pki.setup(proc.url, procs.ROOT)
+        rows += throughput_rows(real, double, rounds, scale)
+        rows += memory_rows(real, double, idle, certs)
+        rows += scheduler_rows(double, rounds, scale)
+    finally:
+        real.stop()
+        double.stop()
+    minutes = (time.time() - began) / 60
+    block = "\n".join([
+        f"Command: `{command.strip()}` ({minutes:.1f} min, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+        "",
+        f"Machine: {machine()}",
+        "",
+        table(rows),
+    ])
+    print(block)
+    if args.write_docs:
+        write_docs(DOCS, block)
+        log(f"written to {DOCS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""HTTP/1.1 persistent connections for werkzeug's request handler.
+
+werkzeug's development server answers every request with ``Connection: close`` (it cannot tell
+where an unread request body ends), so each request of a client pays a TCP handshake and a new
+server thread. Both upstreams are Go servers, which keep connections alive. :class:`KeepAliveHandler`
+does the same: the request body is bounded by ``Content-Length`` (or de-chunked), whatever the
+application leaves unread is drained after the answer, and the connection then serves the next
+request. The status line, headers and the first body chunk go out in one ``send`` with Nagle off.
+
+The connection is closed after the answer when the client asks for it (``Connection: close``, or
+HTTP/1.0 without ``keep-alive``), when the request framing is unreliable (a bad ``Content-Length``,
+a broken chunked body, a body left unread beyond :data:`MAX_DRAIN` bytes), and when writing fails.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import io
+import socket
+import threading
+import time
+from typing import Any
+
+from werkzeug.exceptions import InternalServerError
+from werkzeug.serving import DechunkedInput, WSGIRequestHandler
+from werkzeug.wsgi import LimitedStream
+
+from .fastparse import FastParseMixin
+
+MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
+_DRAIN_CHUNK = 64 * 1024
+_EMPTY = b""
+
+
+_DATE: tuple[int, str] = (0, "")
+
+
+def _http_date() -> str:
+    """The ``Date`` header value for now (formatted once per second)."""
+    global _DATE
+    now = int(time.time())
+    cached = _DATE
+    if cached[0] != now:
+        cached = _DATE = (now, email.utils.formatdate(now, usegmt=True))
+    return cached[1]
+
+
+class ConnectionRegistry:
+    """The open client connections of one listener, so stopping it can cut idle keep-alive
+    connections (a stopped double must not go on answering on a pooled connection)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.add(sock)
+
+    def discard(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.discard(sock)
+
+    def shutdown_all(self) -> None:
+        """Shut down every registered connection (reads then see EOF, writes fail)."""
+        with self._lock:
+            sockets, self._sockets = list(self._sockets), set()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
+    """werkzeug's WSGI request handler with keep-alive (see the module doc) and the fast request
+    parser of :mod:`.fastparse`.
+
+    The server may carry a ``connections`` attribute (:class:`ConnectionRegistry`); each handled
+    connection registers itself there while it is open.
+    """
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        super().setup()
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.add(self.connection)
+
+    def finish(self) -> None:
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    # -- request body ---------------------------------------------------------------------------
+    def _bound_input(self, environ: dict[str, Any]) -> Any:
+        """Put a stream on ``wsgi.input`` that ends where this request's body ends; returns it
+        (``None`` when the framing is unknown and the connection must close after the answer)."""
+        if environ.get("wsgi.input_terminated"):  # chunked: werkzeug's DechunkedInput ends at the last chunk
+            return environ["wsgi.input"]
+        raw = environ.get("CONTENT_LENGTH", "")
+        try:
+            length = int(raw) if raw else 0
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            environ["wsgi.input"] = io.BytesIO()  # werkzeug's answer to a bad length: an empty body
+            environ["wsgi.input_terminated"] = True
+            return None
+        stream = LimitedStream(self.rfile, length)
+        environ["wsgi.input"] = stream
+        environ["wsgi.input_terminated"] = True
+        return stream
+
+    def _drain(self, stream: Any) -> None:
+        """Discard the unread rest of the request body, or mark the connection for closing."""
+        if stream is None or self.close_connection:
+            return
+        try:
+            if isinstance(stream, LimitedStream):
+                if stream.limit - stream.tell() > MAX_DRAIN:
+                    self.close_connection = True
+                    return
+                while not stream.is_exhausted:
+                    if not stream.read(_DRAIN_CHUNK):
+                        break
+            elif isinstance(stream, DechunkedInput):
+                total = 0
+                while True:
+                    chunk = stream.read(_DRAIN_CHUNK)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    if total > MAX_DRAIN:
+                        self.close_connection = True
+                        return
+        except Exception:  # noqa: BLE001 - a broken body (short read, bad chunk) ends the connection
+            self.close_connection = True
+
+    # -- one request ----------------------------------------------------------------------------
+    def run_wsgi(self) -> None:
+        if self.headers.get("Expect", "").lower().strip() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self.environ = environ = self.make_environ()
+        stream = self._bound_input(environ)
+        state: dict[str, Any] = {"status": None, "headers": None, "sent": False, "chunked": False, "input": stream}
+
+        def start_response(status: str, headers: list, exc_info: Any = None):
+            if exc_info:
+                try:
+                    if state["sent"]:
+                        raise exc_info[1].with_traceback(exc_info[2])
+                finally:
+                    exc_info = None
+            elif state["headers"] is not None:
+                raise AssertionError("Headers already set")
+            state["status"], state["headers"] = status, headers
+            return write
+
+        def write(data: bytes) -> None:
+            assert state["headers"] is not None, "write() before start_response"
+            out = data
+            if not state["sent"]:
+                out = self._head(environ, state) + (self._frame(data, state) if data else _EMPTY)
+                state["sent"] = True
+            elif data:
+                out = self._frame(data, state)
+            if out:
+                self.wfile.write(out)
+
+        def execute(app: Any) -> None:
+            result = app(environ, start_response)
+            try:
+                for data in result:
+                    write(data)
+                if not state["sent"]:
+                    write(_EMPTY)
+                if state["chunked"]:
+                    self.wfile.write(b"0\r\n\r\n")
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+
+        try:
+            execute(self.server.app)
+        except (ConnectionError, TimeoutError, OSError):
+            self.close_connection = True
+            return
+        except Exception:  # noqa: BLE001 - as werkzeug: a 500 page if nothing was sent yet
+            self.close_connection = True
+            if not state["sent"]:
+                state.update(status=None, headers=None)
+                try:
+                    execute(InternalServerError())
+                except Exception:  # noqa: BLE001
+                    pass
+            return
+        self._drain(stream)
+
+    def _head(self, environ: dict[str, Any], state: dict[str, Any]) -> bytes:
+        """Status line and headers (``Server``, ``Date``, the application's, then framing and
+        ``Connection``), as bytes ending with the blank line."""
+        status: str = state["status"]
+        code_text, _, reason = status.partition(" ")
+        code = int(code_text)
+        self.log_request(code)
+        lines = [f"{self.protocol_version} {code} {reason}\r\n",
+                 f"Server: {self.version_string()}\r\n", f"Date: {_http_date()}\r\n"]
+        has_length = False
+        for key, value in state["headers"]:
+            lower = key.lower()
+            if lower == "content-length":
+                has_length = True
+            elif lower == "connection" and value.lower() == "close":
+                self.close_connection = True
+            lines.append(f"{key}: {value}\r\n")
+        if not (has_length or environ["REQUEST_METHOD"] == "HEAD" or 100 <= code < 200 or code in (204, 304)):
+            state["chunked"] = True
+            lines.append("Transfer-Encoding: chunked\r\n")
+        stream = state["input"]
+        if isinstance(stream, LimitedStream) and stream.limit - stream.tell() > MAX_DRAIN:
+            self.close_connection = True  # too much unread body to drain: say so before closing
+        if self.close_connection:
+            lines.append("Connection: close\r\n")
+        elif self.request_version == "HTTP/1.0":
+            lines.append("Connection: keep-alive\r\n")
+        lines.append("\r\n")
+        return "".join(lines).encode("latin-1")
+
+    @staticmethod
+    def _frame(data: bytes, state: dict[str, Any]) -> bytes:
+        if state["chunked"]:
+            return b"%x\r\n%s\r\n" % (len(data), data)
+        return data

@@ -1,0 +1,112 @@
+"""HTTP/1.1 persistent connections: several requests per connection, bodies left unread are drained,
+``Connection: close`` and HTTP/1.0 are honoured, and stopping the double cuts idle connections."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+
+import pytest
+
+from pytest_schedpki import Double
+
+
+@pytest.fixture
+def double():
+    double = Double().start()
+    yield double
+    double.faults.clear()
+    double.stop()
+
+
+def _port(double: Double) -> int:
+    return int(double.secrets_url.rsplit(":", 1)[1])
+
+
+def _exchange(sock: socket.socket, raw: bytes) -> bytes:
+    """Send ``raw`` and read one response (headers + Content-Length body)."""
+    sock.sendall(raw)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def test_one_connection_serves_many_requests(double):
+    conn = http.client.HTTPConnection("127.0.0.1", _port(double), timeout=5)
+    for _ in range(3):
+        conn.request("GET", "/v1/sys/health")
+        response = conn.getresponse()
+        assert response.status == 200 and response.getheader("Connection") is None
+        response.read()
+    first_socket = conn.sock
+    conn.request("GET", "/v1/sys/health")
+    conn.getresponse().read()
+    assert conn.sock is first_socket
+
+
+def test_an_unread_request_body_is_drained_before_the_next_request(double):
+    with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
+        body = b"x" * 5000  # the control endpoint below never reads it
+        first = _exchange(sock, b"GET /_schedpki/clock HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                          % (len(body), body))
+        assert first.startswith(b"HTTP/1.1 200")
+        second = _exchange(sock, b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert second.startswith(b"HTTP/1.1 200") and b'"initialized":true' in second
+
+
+def test_chunked_request_then_another_request(double):
+    with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
+        first = _exchange(sock, b"POST /v1/sys/mounts/pki_c HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n"
+                                b"Transfer-Encoding: chunked\r\n\r\n10\r\n{\"type\": \"pki\"}\r\n0\r\n\r\n")
+        assert first.startswith(b"HTTP/1.1 204")
+        second = _exchange(sock, b"GET /v1/sys/mounts/pki_c HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n\r\n")
+        assert second.startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("request_line, header", [
+    (b"GET /v1/sys/health HTTP/1.1\r\nConnection: close", b"Connection: close"),
+    (b"GET /v1/sys/health HTTP/1.0", b"Connection: close"),
+])
+def test_connection_close_and_http_1_0_end_the_connection(double, request_line, header):
+    with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
+        answer = _exchange(sock, request_line + b"\r\nHost: x\r\n\r\n")
+        assert header in answer
+        assert sock.recv(10) == b""  # closed by the server
+
+
+def test_http_1_0_keep_alive_is_honoured(double):
+    with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
+        answer = _exchange(sock, b"GET /v1/sys/health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        assert b"Connection: keep-alive" in answer
+        assert _exchange(sock, b"GET /v1/sys/health HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.1 200")  # as before
+
+
+def test_stop_cuts_idle_keep_alive_connections():
+    double = Double().start()
+    conn = http.client.HTTPConnection("127.0.0.1", _port(double), timeout=5)
+    conn.request("GET", "/v1/sys/health")
+    conn.getresponse().read()
+    double.stop()
+    conn.sock.settimeout(5)
+    assert conn.sock.recv(10) == b""  # the server side is gone
+    conn.close()
+
+
+def test_a_dropped_connection_fault_still_drops(double):
+    from pytest_schedpki.faults import Fault
+
+    double.faults.add(Fault(service="secrets", path="/v1/sys/health", drop=True, times=1))
+    conn = http.client.HTTPConnection("127.0.0.1", _port(double), timeout=5)
+    conn.request("GET", "/v1/sys/health")
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        conn.getresponse()
+    conn.close()

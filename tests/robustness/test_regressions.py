@@ -1,0 +1,303 @@
+"""One plain test per defect the robustness suites found, named after it (upstream behaviour from
+OpenBao 2.7.2 ``bao server -dev``, Nomad's source, or Go's ``net/http``)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import tempfile
+import time
+
+import pytest
+import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from robust_helpers import secrets_fingerprint
+
+from pytest_schedpki import Double, middleware
+from pytest_schedpki.factories import Factories
+from pytest_schedpki.server import ServiceServer
+from pytest_schedpki.tls import create_tls_material
+
+V = {"X-Vault-Token": "root"}
+N = {"X-Nomad-Token": "root"}
+
+
+@pytest.fixture
+def fresh(double):
+    double.reset()
+    factories = Factories(double.scheduler, double.secrets)
+    factories.secrets.root_issuer("pki", issuer_name="root")
+    factories.secrets.role("web")
+    return double
+
+
+def _errors(r: requests.Response) -> list[str]:
+    assert r.headers["Content-Type"] == "application/json", r.text[:200]
+    return r.json()["errors"]
+
+
+# -- journal and server guard ------------------------------------------------------------------
+
+def test_deeply_nested_json_does_not_break_the_journal_into_an_html_500(fresh):
+    for url, headers in ((fresh.secrets_url + "/v1/pki/roles/x", V), (fresh.scheduler_url + "/v1/acl/auth-method", N)):
+        r = requests.post(url, data="[" * 5000 + "]" * 5000, headers=headers)
+        assert r.status_code == 400 and "<html" not in r.text.lower()
+    assert not fresh.pop_handler_errors()
+    bodies = [e.body for e in fresh.journal.entries()]
+    assert bodies == ["<redacted: nested too deeply to check for secrets>"] * 2
+
+
+def test_an_exception_after_start_response_still_gets_the_service_error_shape():
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/json")])
+        raise RuntimeError("late failure")
+
+    from pytest_schedpki.secrets.http import error_response
+
+    server = ServiceServer("secrets", app, error_response).start()
+    try:
+        r = requests.get(server.url + "/v1/x", timeout=5)
+        assert r.status_code == 500 and r.headers["Content-Type"] == "application/json"
+        assert "late failure" in r.json()["errors"][0]
+        assert [type(e.exception) for e in server.pop_handler_errors()] == [RuntimeError]
+    finally:
+        server.stop()
+
+
+# -- secrets: body limits -------------------------------------------------------------------------
+
+def test_json_with_more_than_1000_strings_is_refused_before_the_token(fresh):
+    body = json.dumps({f"k{i}": "v" for i in range(501)})  # 1002 strings
+    for headers in (V, {}):
+        r = requests.post(fresh.secrets_url + "/v1/pki/roles/x", data=body, headers=headers)
+        assert (r.status_code, _errors(r)) == (
+            400, ["refused JSON input due to high complexity: exceeded maximum number of strings"])
+
+
+def test_nesting_between_python_and_go_limits_decodes_like_go(fresh):
+    r = requests.post(fresh.secrets_url + "/v1/pki/roles/x", data="[" * 5000 + "]" * 5000, headers=V)
+    assert _errors(r) == ["failed to decode JSON input: json: cannot unmarshal array into Go value of type "
+                          "map[string]interface {}"]
+    r = requests.post(fresh.secrets_url + "/v1/pki/roles/x", data="[" * 10001 + "]" * 10001, headers=V)
+    assert _errors(r) == ["failed to decode JSON input: exceeded max depth"]
+
+
+def test_a_chunked_body_over_32_mib_is_413_not_unexpected_eof(fresh):
+    def chunks():
+        yield b'{"allowed_domains":"example.com","pad":"'
+        for _ in range(33):
+            yield b"x" * (1024 * 1024)
+        yield b'"}'
+
+    r = requests.post(fresh.secrets_url + "/v1/pki/roles/x", data=chunks(), headers=V)
+    assert (r.status_code, _errors(r)) == (413, ["http: request body too large"])
+
+
+def test_a_body_longer_than_the_journal_keeps_reaches_the_application_whole(monkeypatch, fresh):
+    monkeypatch.setattr(middleware, "JOURNAL_BODY_LIMIT", 64 * 1024)  # 64 MiB in real use
+    body = {"Name": "big", "Type": "JWT", "TokenLocality": "global", "MaxTokenTTL": "1h",
+            "Config": {"JWKSURL": "https://idp.example.com/jwks", "BoundAudiences": ["a"]}, "Pad": "x" * 200_000}
+    r = requests.put(fresh.scheduler_url + "/v1/acl/auth-method", json=body, headers=N)
+    assert r.status_code == 200, r.text[:200]
+    assert len(fresh.journal.entries()[-1].body) == 64 * 1024  # the journal keeps the head only
+
+
+# -- secrets: state left untouched by refused requests ----------------------------------------------
+
+def test_unwrap_with_a_token_that_wraps_nothing_keeps_that_token(fresh):
+    child = requests.post(fresh.secrets_url + "/v1/auth/token/create", json={}, headers=V).json()["auth"]["client_token"]
+    for token, body in ((child, {}), ("root", {"token": child}), ("root", {})):
+        r = requests.post(fresh.secrets_url + "/v1/sys/wrapping/unwrap", json=body, headers={"X-Vault-Token": token})
+        assert (r.status_code, _errors(r)) == (400, ["wrapping token is not valid or does not exist"])
+    for token in (child, "root"):
+        assert requests.get(fresh.secrets_url + "/v1/auth/token/lookup-self",
+                            headers={"X-Vault-Token": token}).status_code == 200
+
+
+def test_a_refused_bundle_import_stores_none_of_its_keys(fresh):
+    leaf = requests.post(fresh.secrets_url + "/v1/pki/issue/web", json={"common_name": "a.example.com", "ttl": "1h"},
+                         headers=V).json()["data"]
+    before = secrets_fingerprint(fresh.secrets)
+    r = requests.post(fresh.secrets_url + "/v1/pki/issuers/import/bundle",
+                      json={"pem_bundle": leaf["certificate"] + "\n" + leaf["private_key"]}, headers=V)
+    assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: Refusing to import non-CA certificate")
+    assert secrets_fingerprint(fresh.secrets) == before
+
+
+def test_a_bad_wrap_ttl_header_refuses_the_request_before_it_runs(fresh):
+    for ttl, reason in (("-1", "requested wrap ttl cannot be negative"), ("soon", 'time: invalid duration "soon"')):
+        for headers in ({**V, "X-Vault-Wrap-TTL": ttl}, {"X-Vault-Wrap-TTL": ttl}):
+            r = requests.post(fresh.secrets_url + "/v1/pki/roles/new", json={}, headers=headers)
+            assert (r.status_code, _errors(r)) == (400, [f"error parsing X-Vault-Wrap-TTL header: {reason}"])
+    assert "new" not in fresh.secrets.mount("pki").backend.state.roles
+    r = requests.post(fresh.secrets_url + "/v1/pki/roles/new", json={}, headers={**V, "X-Vault-Wrap-TTL": "0"})
+    assert r.status_code == 200 and r.json()["wrap_info"] is None  # 0 means no wrapping
+    assert requests.get(fresh.secrets_url + "/v1/sys/health", headers={"X-Vault-Wrap-TTL": "-1"}).status_code == 200
+
+
+# -- secrets: PEM input -------------------------------------------------------------------------
+
+def _off_curve(der: bytes, point: bytes) -> bytes:
+    out = bytearray(der)
+    out[der.index(point) + len(point) - 1] ^= 0x01
+    return bytes(out)
+
+
+def _pem(kind: str, der: bytes) -> str:
+    return f"-----BEGIN {kind}-----\n{base64.encodebytes(der).decode()}-----END {kind}-----\n"
+
+
+def test_an_off_curve_public_key_is_a_400_parse_error_not_a_crash(fresh):
+    key = ec.generate_private_key(ec.SECP256R1())
+    point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example.com")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256())
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(7).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
+    bad_csr = _pem("CERTIFICATE REQUEST", _off_curve(csr.public_bytes(serialization.Encoding.DER), point))
+    bad_cert = _pem("CERTIFICATE", _off_curve(cert.public_bytes(serialization.Encoding.DER), point))
+    url = fresh.secrets_url + "/v1/pki/"
+    for path in ("sign/web", "sign-verbatim", "root/sign-intermediate"):
+        r = requests.post(url + path, json={"csr": bad_csr, "common_name": "a.example.com"}, headers=V)
+        assert (r.status_code, _errors(r)) == (400, ["certificate request could not be parsed: P256 point not on curve"])
+    r = requests.post(url + "root/sign-self-issued", json={"certificate": bad_cert}, headers=V)
+    assert (r.status_code, _errors(r)) == (400, ["error parsing certificate: P256 point not on curve"])
+    r = requests.post(url + "issuers/import/bundle", json={"pem_bundle": bad_cert}, headers=V)
+    assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: P256 point not on curve\n")
+    r = requests.post(url + "revoke", json={"certificate": bad_cert}, headers=V)
+    assert (r.status_code, _errors(r)) == (500, ["1 error occurred:\n\t* certificate could not be parsed: P256 point not on curve\n\n"])
+    assert not fresh.pop_handler_errors()
+
+
+def test_a_name_with_an_invalid_string_is_a_parse_error_not_a_crash(fresh):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "org-name"),
+                      x509.NameAttribute(NameOID.COMMON_NAME, "a.example.com")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256())
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(7).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
+    bad = b"org\xffname"  # not UTF-8 in a UTF8String (cryptography reads names lazily, Go at once)
+    bad_csr = _pem("CERTIFICATE REQUEST", csr.public_bytes(serialization.Encoding.DER).replace(b"org-name", bad))
+    bad_cert = _pem("CERTIFICATE", cert.public_bytes(serialization.Encoding.DER).replace(b"org-name", bad))
+    why = "x509: invalid RDNSequence: invalid attribute value: invalid UTF-8 string"
+    url = fresh.secrets_url + "/v1/pki/"
+    for path in ("sign/web", "sign-verbatim", "root/sign-intermediate"):
+        r = requests.post(url + path, json={"csr": bad_csr}, headers=V)
+        assert (r.status_code, _errors(r)) == (400, [f"certificate request could not be parsed: {why}"])
+    r = requests.post(url + "root/sign-self-issued", json={"certificate": bad_cert}, headers=V)
+    assert (r.status_code, _errors(r)) == (400, [f"error parsing certificate: {why}"])
+    r = requests.post(url + "intermediate/set-signed", json={"certificate": bad_cert}, headers=V)
+    assert r.status_code == 400 and _errors(r)[0].startswith(f"Error parsing issuer 0: {why}\n")
+    r = requests.post(url + "revoke", json={"certificate": bad_cert}, headers=V)
+    assert (r.status_code, _errors(r)) == (500, [f"1 error occurred:\n\t* certificate could not be parsed: {why}\n\n"])
+    assert not fresh.pop_handler_errors()
+
+
+# -- secrets: CRLs ----------------------------------------------------------------------------------
+
+def test_changing_the_default_issuer_does_not_rebuild_crls(fresh):
+    url = fresh.secrets_url + "/v1/pki/"
+    other = requests.post(url + "root/generate/internal", json={"common_name": "B", "key_type": "ec", "issuer_name": "b"},
+                          headers=V).json()["data"]["issuer_id"]
+    serial = requests.post(url + "issue/web", json={"common_name": "a.example.com", "ttl": "1h"}, headers=V).json()["data"]["serial_number"]
+    requests.post(url + "revoke", json={"serial_number": serial}, headers=V)
+    requests.post(url + "config/issuers", json={"default": other}, headers=V)
+    assert requests.delete(url + "issuer/root", headers=V).status_code == 200  # its revocation is now unassigned
+
+    def crl(ref):
+        c = x509.load_der_x509_crl(requests.get(url + f"issuer/{ref}/crl/der").content)
+        return c.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number, [e.serial_number for e in c]
+
+    number, listed = crl("b")
+    assert len(listed) == 1  # unassigned revocations go to the default issuer of the rebuild
+    third = requests.post(url + "root/generate/internal", json={"common_name": "C", "key_type": "ec", "issuer_name": "c"},
+                          headers=V).json()["data"]["issuer_id"]
+    number, listed = crl("b")
+    requests.post(url + "config/issuers", json={"default": third}, headers=V)
+    assert crl("b") == (number, listed) and crl("c") == (1, [])  # as OpenBao: nothing moves until a rebuild
+    requests.get(url + "crl/rotate", headers=V)
+    assert crl("b") == (number + 2, []) and crl("c") == (3, listed)
+
+
+# -- scheduler ------------------------------------------------------------------------------------
+
+def test_a_key_file_that_is_a_device_or_fifo_is_refused_without_reading(fresh):
+    fifo = os.path.join(tempfile.mkdtemp(), "fifo")
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo):
+        body = {"Name": "m", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": "1h",
+                "Config": {"OIDCDiscoveryURL": "https://idp.example.com", "OIDCClientID": "c", "BoundAudiences": ["c"],
+                           "AllowedRedirectURIs": ["http://localhost/cb"],
+                           "OIDCClientAssertion": {"KeySource": "private_key", "KeyAlgorithm": "RS256", "Audience": ["x"],
+                                                   "PrivateKey": {"PemKeyFile": path, "KeyID": "k"}}}}
+        r = requests.put(fresh.scheduler_url + "/v1/acl/auth-method", json=body, headers=N, timeout=10)
+        assert (r.status_code, r.text) == (400, "invalid OIDCClientAssertion: failed to build client_assertion jwt: "
+                                                f"error reading PemKeyFile: open {path}: not a regular file")
+
+
+# -- TLS and logging ----------------------------------------------------------------------------------
+
+def test_a_client_that_never_handshakes_does_not_block_a_tls_listener():
+    material = create_tls_material()
+    double = Double().start(ssl_context=material.server_context())
+    host, port = double.secrets_url.split("//", 1)[1].rsplit(":", 1)
+    idle = socket.create_connection((host, int(port)), timeout=5)
+    try:
+        started = time.monotonic()
+        assert requests.get(double.secrets_url + "/v1/sys/health", verify=material.ca_path, timeout=5).status_code == 200
+        assert time.monotonic() - started < 2
+    finally:
+        idle.close()
+        double.stop()
+
+
+def test_plain_http_to_a_tls_listener_gets_go_s_answer():
+    material = create_tls_material()
+    double = Double().start(ssl_context=material.server_context())
+    try:
+        r = requests.get(double.scheduler_url.replace("https://", "http://") + "/v1/acl/auth-methods", timeout=5)
+        assert (r.status_code, r.text) == (400, "Client sent an HTTP request to an HTTPS server.\n")
+    finally:
+        double.stop()
+
+
+def test_a_token_in_a_query_string_is_neither_logged_nor_journaled(capfd, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    double = Double().start(log_requests=True)
+    try:
+        wrapped = requests.post(double.secrets_url + "/v1/auth/token/create", json={},
+                                headers={**V, "X-Vault-Wrap-TTL": "60"}).json()["wrap_info"]["token"]
+        assert requests.get(double.secrets_url + "/v1/sys/wrapping/lookup", params={"token": wrapped},
+                            headers=V).status_code == 200
+        time.sleep(0.1)
+        out, err = capfd.readouterr()
+        logged = out + err + "\n".join(r.getMessage() for r in caplog.records if r.name == "werkzeug")
+        assert "/v1/sys/wrapping/lookup?token=<redacted>" in logged and wrapped not in logged
+        recorded = json.dumps([(e.query, e.body, e.response) for e in double.journal.entries()])
+        assert wrapped not in recorded and '"token": "<redacted>"' in recorded
+    finally:
+        double.stop()
+
+
+def test_the_journal_redacts_token_ids_in_bodies(fresh):
+    r = requests.post(fresh.secrets_url + "/v1/auth/token/create", json={"id": "custom-token-id"}, headers=V)
+    assert r.status_code == 200
+    requests.get(fresh.secrets_url + "/v1/auth/token/lookup-self", headers={"X-Vault-Token": "custom-token-id"})
+    requests.post(fresh.secrets_url + "/v1/auth/token/lookup", json={"token": "custom-token-id"}, headers=V)
+    recorded = json.dumps([(e.body, e.response) for e in fresh.journal.entries()])
+    assert "custom-token-id" not in recorded
