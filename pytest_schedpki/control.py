@@ -24,6 +24,7 @@ import datetime
 import json
 from typing import TYPE_CHECKING, Any
 
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
 from .errors import SeedError
@@ -129,7 +130,7 @@ def make_control_app(double: Double):
         request = Request(environ)
         try:
             response = handle(request)
-        except (SeedError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (SeedError, ValueError, TypeError, KeyError, AttributeError, ClientDisconnected) as exc:
             response = _json({"error": str(exc)}, 400)
         return response(environ, start_response)
 

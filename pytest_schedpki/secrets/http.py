@@ -19,6 +19,7 @@ import re
 import urllib.parse
 from typing import Any
 
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
 from .acl import check_capability
@@ -105,8 +106,19 @@ def _is_form(head: bytes, content_type: str) -> bool:
     return stripped[:1] not in (b"{", b"[")
 
 
+def _data_or_empty(request: Request) -> bytes:
+    """The body read so far; a broken one reads as empty here (the body parser reports it)."""
+    try:
+        return request.get_data(cache=True)
+    except ClientDisconnected:
+        return b""
+
+
 def _body(request: Request, operation: str) -> dict[str, Any]:
-    body = request.get_data(cache=True)
+    try:
+        body = request.get_data(cache=True)
+    except ClientDisconnected:  # shorter than its Content-Length: Go's body read fails first
+        raise user_error("failed to decode JSON input: unexpected EOF") from None
     if operation == "update" and _is_form(body[:512], request.headers.get("Content-Type", "")):
         data: dict[str, Any] = {}
         for key, values in urllib.parse.parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items():
@@ -176,7 +188,7 @@ def handle(service: SecretsService, request: Request) -> Response:
             raise LogicalError(415, [f"PATCH requires Content-Type of {MERGE_PATCH}, provided {content_type}"])
     if request.content_length is not None and request.content_length > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])
-    if request.content_length is None and len(request.get_data(cache=True)) > MAX_REQUEST_SIZE:
+    if request.content_length is None and len(_data_or_empty(request)) > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])  # chunked: Go's MaxBytesReader
     raw = _body(request, operation) if operation in ("update", "patch") else query
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers

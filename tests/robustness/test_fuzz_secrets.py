@@ -29,6 +29,9 @@ from robust_helpers import (
 
 from pytest_schedpki.secrets.sys import SYS_ROUTER, TOKEN_ROUTER
 
+# a country of any length is accepted (as upstream); cryptography warns about it
+pytestmark = pytest.mark.filterwarnings("ignore:Attribute's length must be")
+
 PKI_PATHS = [
     "issuers", "issuer/{issuer}", "config/issuers", "keys", "keys/generate/{gen}", "keys/import", "key/{key}",
     "config/keys", "root/generate/{gen}", "issuers/generate/root/{gen}", "root/rotate/{gen}",

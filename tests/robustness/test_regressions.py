@@ -107,6 +107,31 @@ def test_a_body_longer_than_the_journal_keeps_reaches_the_application_whole(monk
     assert len(fresh.journal.entries()[-1].body) == 64 * 1024  # the journal keeps the head only
 
 
+def _wire(url: str, head: str, body: bytes = b"") -> tuple[int, bytes]:
+    """Send a raw request, half-close, and return (status, body) of the answer."""
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(head.encode() + body)
+        sock.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    status_line, _, rest = data.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 40\r\n\r\n", "Transfer-Encoding: chunked\r\n\r\nzz\r\n"])
+def test_a_body_cut_short_or_badly_chunked_is_unexpected_eof_not_a_crash(fresh, framing):
+    vault = f"POST /v1/sys/mounts/x HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n{framing}"
+    assert _wire(fresh.secrets_url, vault) == (400, b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n')
+    nomad = f"PUT /v1/acl/auth-method HTTP/1.1\r\nHost: x\r\nX-Nomad-Token: root\r\n{framing}"
+    assert _wire(fresh.scheduler_url, nomad) == (400, b"unexpected EOF")
+    # requests that never read their body are served, as by a Go server
+    assert _wire(fresh.secrets_url, f"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n{framing}")[0] == 200
+    assert _wire(fresh.scheduler_url, f"GET /v1/acl/auth-methods HTTP/1.1\r\nHost: x\r\n{framing}")[0] == 200
+    assert not fresh.pop_handler_errors()
+
+
 # -- secrets: state left untouched by refused requests ----------------------------------------------
 
 def test_unwrap_with_a_token_that_wraps_nothing_keeps_that_token(fresh):
@@ -203,6 +228,68 @@ def test_a_name_with_an_invalid_string_is_a_parse_error_not_a_crash(fresh):
     assert r.status_code == 400 and _errors(r)[0].startswith(f"Error parsing issuer 0: {why}\n")
     r = requests.post(url + "revoke", json={"certificate": bad_cert}, headers=V)
     assert (r.status_code, _errors(r)) == (500, [f"1 error occurred:\n\t* certificate could not be parsed: {why}\n\n"])
+    assert not fresh.pop_handler_errors()
+
+
+def test_a_key_on_an_unknown_curve_or_of_an_unknown_algorithm_is_refused_not_a_crash(fresh):
+    key = ec.generate_private_key(ec.SECP256R1())
+    p256, unknown_curve = bytes.fromhex("06082a8648ce3d030107"), bytes.fromhex("06082a8648ce3d030106")
+    ec_public, unknown_alg = bytes.fromhex("06072a8648ce3d0201"), bytes.fromhex("06072a8648ce3d0204")
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example.com")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256()).public_bytes(
+        serialization.Encoding.DER)
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(9).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256())
+            ).public_bytes(serialization.Encoding.DER)
+    pkcs8 = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    url = fresh.secrets_url + "/v1/pki/"
+    curve_csr = _pem("CERTIFICATE REQUEST", csr.replace(p256, unknown_curve))
+    alg_csr = _pem("CERTIFICATE REQUEST", csr.replace(ec_public, unknown_alg))
+    for path in ("sign/web", "sign-verbatim"):
+        r = requests.post(url + path, json={"csr": curve_csr}, headers=V)
+        assert (r.status_code, _errors(r)) == (400, ["certificate request could not be parsed: x509: unsupported elliptic curve"])
+        r = requests.post(url + path, json={"csr": alg_csr}, headers=V)
+        assert r.status_code == 400 and _errors(r)[0].startswith("Refusing to sign CSR with empty PublicKey.")
+    curve_cert = _pem("CERTIFICATE", cert.replace(p256, unknown_curve))
+    r = requests.post(url + "issuers/import/bundle", json={"pem_bundle": curve_cert}, headers=V)
+    assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: x509: unsupported elliptic curve\n")
+    r = requests.post(url + "issuers/import/bundle", json={"pem_bundle": _pem("CERTIFICATE", cert.replace(ec_public, unknown_alg))},
+                      headers=V)
+    assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: Refusing to import CA certificate with empty PublicKey.")
+    r = requests.post(url + "root/sign-self-issued", json={"certificate": curve_cert}, headers=V)
+    assert (r.status_code, _errors(r)) == (400, ["error parsing certificate: x509: unsupported elliptic curve"])
+    for bad in (pkcs8.replace(ec_public, unknown_alg), pkcs8.replace(p256, unknown_curve)):
+        r = requests.post(url + "keys/import", json={"pem_bundle": _pem("PRIVATE KEY", bad)}, headers=V)
+        assert r.status_code == 400  # the wording of key parse errors is approximate (see the report)
+    assert not fresh.pop_handler_errors()
+
+
+def test_a_csr_extension_cryptography_cannot_decode_is_a_400_on_every_signing_path(fresh):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example.com")])
+    csr = (x509.CertificateSigningRequestBuilder().subject_name(name)
+           .add_extension(x509.IssuerAlternativeName([x509.DNSName("a.example.com")]), critical=False)
+           .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.DER))
+    broken = csr.replace(b"\x82\x0da.example.com", b"\x01\x0da.example.com")  # dNSName tag -> BOOLEAN
+    for path in ("sign/web", "sign-verbatim", "root/sign-intermediate"):
+        r = requests.post(fresh.secrets_url + "/v1/pki/" + path, json={"csr": _pem("CERTIFICATE REQUEST", broken)},
+                          headers=V)
+        assert (r.status_code, _errors(r)) == (400, ["certificate request could not be parsed: x509: malformed extension"])
+    assert not fresh.pop_handler_errors()
+
+
+@pytest.mark.filterwarnings("ignore:Attribute's length must be")  # cryptography's warning for such names
+def test_subject_fields_of_any_length_are_accepted_as_go_accepts_them(fresh):
+    for country in ("Australia", "A", "ÄÖ"):
+        r = requests.post(fresh.secrets_url + "/v1/pki/root/generate/internal",
+                          json={"common_name": "x", "key_type": "ec", "country": country}, headers=V)
+        assert r.status_code == 200, r.text
+        cert = x509.load_pem_x509_certificate(r.json()["data"]["certificate"].encode())
+        assert cert.subject.get_attributes_for_oid(NameOID.COUNTRY_NAME)[0].value == country
     assert not fresh.pop_handler_errors()
 
 

@@ -27,12 +27,19 @@ def is_enterprise(backend: Any) -> bool:
 
 
 class _EnterpriseOnly:
-    """A compiled pattern whose ``match`` finds nothing while the enterprise flag is off."""
+    """An anchored pattern whose ``match`` finds nothing while the enterprise flag is off (compiled on
+    the first match attempt with the flag on)."""
 
-    def __init__(self, regex: re.Pattern, backend: Any):
-        self.regex = regex
+    def __init__(self, pattern: str, backend: Any):
+        self.pattern = pattern
         self.backend = backend
-        self.pattern = regex.pattern
+        self._regex: re.Pattern | None = None
+
+    @property
+    def regex(self) -> re.Pattern:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
 
     def match(self, text: str) -> re.Match | None:
         return self.regex.match(text) if is_enterprise(self.backend) else None
@@ -40,7 +47,7 @@ class _EnterpriseOnly:
 
 def enterprise_only(backend: Any, path: Path) -> Path:
     """Gate ``path`` (in place) on the enterprise flag of ``backend``'s service; returns it."""
-    path.regex = _EnterpriseOnly(path.regex, backend)  # type: ignore[assignment]
+    path.regex = _EnterpriseOnly("^" + path.pattern + "$", backend)  # type: ignore[assignment]
     return path
 
 

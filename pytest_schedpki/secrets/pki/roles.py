@@ -105,8 +105,12 @@ class Role:
         """The 52-key ``data`` of a role read/write (lists copied, TTLs as integer seconds); with
         ``enterprise`` also ``no_store_metadata``."""
         values = self.__dict__  # asdict() is ~10x slower
-        data = {name: (list(values[name]) if name in _LIST_FIELDS else _copy_value(values[name]))
-                for name in _field_names()}
+        data = {name: values[name] for name in _field_names()}
+        for name in _LIST_FIELDS:
+            data[name] = list(data[name])
+        for name, value in data.items():
+            if isinstance(value, dict):
+                data[name] = _copy_value(value)
         del data["name"]
         if not enterprise:
             del data["no_store_metadata"]

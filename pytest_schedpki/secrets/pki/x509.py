@@ -130,7 +130,8 @@ def name_attribute(oid: x509.ObjectIdentifier, value: str) -> x509.NameAttribute
     """One subject attribute encoded as Go's asn1 would: PrintableString when every character is in
     the printable set, else UTF8String."""
     kind = _ASN1Type.PrintableString if _PRINTABLE.match(value) else _ASN1Type.UTF8String
-    return x509.NameAttribute(oid, value, _type=kind)
+    # Go checks no lengths (a country of any length is accepted upstream); cryptography would refuse
+    return x509.NameAttribute(oid, value, _type=kind, _validate=False)
 
 
 def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization: Sequence[str] = (),
@@ -471,6 +472,11 @@ def parse_csr(pem: str) -> x509.CertificateSigningRequest:
             reason = go_name_problem(der, certificate=False) or reason
         raise user_error(f"certificate request could not be parsed: {reason}") from None
     problem = name_error(csr, der) or invalid_public_key(csr, "x509: malformed certificate request")
+    if problem is None:
+        try:
+            list(csr.extensions)  # cryptography decodes them lazily; Go's text depends on the extension
+        except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
+            problem = "x509: malformed extension"
     if problem:
         raise user_error(f"certificate request could not be parsed: {problem}")
     return csr
