@@ -12,8 +12,9 @@ import io
 import json
 import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import get_input_stream
 
@@ -40,6 +41,39 @@ class _HeadThenRest(io.RawIOBase):
         data = self._rest.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
+
+
+class _Truncated(io.RawIOBase):
+    """A body the client ended before its ``Content-Length``: nothing more to read, and reading on
+    raises werkzeug's ``ClientDisconnected`` (a 400), so each service answers as its Go server does
+    when the read fails (``unexpected EOF``) while requests that never read the body are served."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        raise ClientDisconnected()
+
+
+class _EnvironHeaders(Mapping):
+    """The request headers as the token classifiers see them: ``{"X-Vault-Token": ...}`` with the
+    title-cased names of the ``HTTP_*`` environ keys, read from the environ on demand (building that
+    dict for every request cost more than the lookups)."""
+
+    def __init__(self, environ: dict):
+        self._environ = environ
+
+    def __getitem__(self, name: str) -> str:
+        key = "HTTP_" + name.upper().replace("-", "_")
+        if key not in self._environ or key[5:].replace("_", "-").title() != name:
+            raise KeyError(name)
+        return self._environ[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k[5:].replace("_", "-").title() for k in self._environ if k.startswith("HTTP_"))
+
+    def __len__(self) -> int:
+        return sum(1 for k in self._environ if k.startswith("HTTP_"))
 
 
 def _read_head(environ: dict, stream) -> bytes:
@@ -78,9 +112,13 @@ class Instrumented:
         if self.control is not None and path.startswith(CONTROL_PREFIX):
             return self.control(environ, start_response)
         stream = get_input_stream(environ, max_content_length=None)
-        body = _read_head(environ, stream)
+        try:
+            body = _read_head(environ, stream)
+        except (ClientDisconnected, OSError):  # announced and not sent, or a broken chunked body
+            body, stream = b"", _Truncated()
         # the journal keeps the head; the application still gets every byte (Nomad has no size limit)
-        environ["wsgi.input"] = io.BytesIO(body) if len(body) < JOURNAL_BODY_LIMIT else _HeadThenRest(body, stream)
+        environ["wsgi.input"] = (io.BytesIO(body) if len(body) < JOURNAL_BODY_LIMIT and not isinstance(stream, _Truncated)
+                                 else _HeadThenRest(body, stream))
         environ["wsgi.input_terminated"] = True
         method = environ.get("REQUEST_METHOD", "GET")
         fault = self.faults.take(self.service, method, path)
@@ -111,7 +149,7 @@ class Instrumented:
 
         raw_query = environ.get("QUERY_STRING", "")
         query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()} if raw_query else {}
-        headers = {k[5:].replace("_", "-").title(): v for k, v in environ.items() if k.startswith("HTTP_")}
+        headers = _EnvironHeaders(environ)
         try:
             kind = self.token_kind(headers)
         except Exception:  # noqa: BLE001 - classification must never break a request
