@@ -388,3 +388,42 @@ def test_the_journal_redacts_token_ids_in_bodies(fresh):
     requests.post(fresh.secrets_url + "/v1/auth/token/lookup", json={"token": "custom-token-id"}, headers=V)
     recorded = json.dumps([(e.body, e.response) for e in fresh.journal.entries()])
     assert "custom-token-id" not in recorded
+
+
+# -- X.509 versions cryptography cannot load (found by the CSR/PEM fuzzer in CI) -------------------
+def _with_version(der: bytes, marker: bytes, value: int) -> bytes:
+    data = bytearray(der)
+    data[data.index(marker) + len(marker) - 1] = value
+    return bytes(data)
+
+
+def _pem(kind: str, der: bytes) -> str:
+    return f"-----BEGIN {kind}-----\n" + base64.encodebytes(der).decode() + f"-----END {kind}-----\n"
+
+
+def test_a_csr_or_certificate_with_an_unloadable_version_is_refused_not_a_crash(fresh):
+    """cryptography raises InvalidVersion (not ValueError) for a CSR other than v1 and a certificate
+    version above v3; every parsing path must answer with an error, never a 500 from the guard."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.example.com")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256())
+    bad_csr = _pem("CERTIFICATE REQUEST", _with_version(csr.public_bytes(serialization.Encoding.DER), b"\x02\x01\x00", 1))
+    import datetime
+
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key()).serial_number(5)
+            .not_valid_before(datetime.datetime(2020, 1, 1)).not_valid_after(datetime.datetime(2030, 1, 1))
+            .add_extension(x509.BasicConstraints(True, None), True).sign(key, hashes.SHA256()))
+    bad_cert = _pem("CERTIFICATE", _with_version(cert.public_bytes(serialization.Encoding.DER), b"\xa0\x03\x02\x01\x02", 7))
+    url = fresh.secrets_url + "/v1/pki/"
+    for path in ("sign/web", "sign-verbatim", "root/sign-intermediate"):
+        r = requests.post(url + path, headers=V, json={"csr": bad_csr})
+        assert (r.status_code, _errors(r)) == (400, ["certificate request could not be parsed: "
+                                                     "x509: unsupported certificate request version"])
+    r = requests.post(url + "root/sign-self-issued", headers=V, json={"certificate": bad_cert})
+    assert (r.status_code, _errors(r)) == (400, ["error parsing certificate: x509: invalid version"])
+    r = requests.post(url + "revoke", headers=V, json={"certificate": bad_cert})
+    assert (r.status_code, _errors(r)) == (500, ["1 error occurred:\n\t* certificate could not be parsed: x509: invalid version\n\n"])
+    for path, field in (("issuers/import/bundle", "pem_bundle"), ("config/ca", "pem_bundle"), ("intermediate/set-signed", "certificate")):
+        r = requests.post(url + path, headers=V, json={field: bad_cert})
+        assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: x509: invalid version\n")
+    assert fresh.pop_handler_errors() == []

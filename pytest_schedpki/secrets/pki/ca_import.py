@@ -133,6 +133,8 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
             issuer, existed = add_issuer(state, cert)
         except ImportRefused as exc:
             raise user_error(f"Error parsing issuer {index}: {exc}\n{_block_pem(kind, der)}") from None
+        except cx509.InvalidVersion:  # Go: a version field above v3
+            raise user_error(f"Error parsing issuer {index}: x509: invalid version\n{_block_pem(kind, der)}") from None
         except ValueError:
             why = go_name_problem(der, certificate=True) or "x509: malformed certificate"
             try:  # a key Go's parser refuses (cryptography only fails at public_key())

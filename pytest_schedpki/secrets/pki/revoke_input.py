@@ -129,6 +129,8 @@ def parse_revoked_certificate(text: str) -> x509.Certificate:
     der = block[1]
     try:
         cert = x509.load_der_x509_certificate(der)
+    except x509.InvalidVersion:  # Go: a version field above v3
+        raise internal_error("certificate could not be parsed: x509: invalid version") from None
     except ValueError:
         reason = go_certificate_error(der)
         if reason == "x509: malformed certificate":  # the structure is sound: maybe a bad name

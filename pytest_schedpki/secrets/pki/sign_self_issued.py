@@ -101,7 +101,7 @@ def _parse_error(der: bytes) -> str:
     try:
         x509.load_der_x509_csr(der)
         return "x509: inner and outer signature algorithm identifiers don't match"
-    except ValueError:
+    except (ValueError, x509.InvalidVersion):
         return "x509: malformed certificate"
 
 
@@ -119,6 +119,8 @@ def parse_submitted(text: str) -> x509.Certificate:
                 raise ValueError("truncated")
             certs.append(x509.load_der_x509_certificate(der[:size]))
             list(certs[-1].extensions)
+        except x509.InvalidVersion:  # Go: a version field above v3
+            raise user_error("error parsing certificate: x509: invalid version") from None
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
             reason = go_name_problem(der, certificate=True) or _parse_error(der)
             raise user_error(f"error parsing certificate: {reason}") from None

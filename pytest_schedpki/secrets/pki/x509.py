@@ -391,7 +391,10 @@ def certificate_of_pem(pem: str) -> x509.Certificate:
     parsed are remembered (chains are read back on every issue). Certificates are immutable."""
     cert = _PARSED.get(pem)
     if cert is None:
-        cert = x509.load_pem_x509_certificate(pem.encode())
+        try:
+            cert = x509.load_pem_x509_certificate(pem.encode())
+        except x509.InvalidVersion:
+            raise ValueError("x509: invalid version") from None
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.pop(next(iter(_PARSED)), None)
         _PARSED[pem] = cert
@@ -466,6 +469,10 @@ def parse_csr(pem: str) -> x509.CertificateSigningRequest:
     der = blocks[0][1]
     try:
         csr = x509.load_der_x509_csr(der)
+    except x509.InvalidVersion:
+        # Go ignores the CSR version and signs; cryptography cannot load a CSR that is not v1
+        # (docs/divergences.md)
+        raise user_error("certificate request could not be parsed: x509: unsupported certificate request version") from None
     except ValueError:
         reason = go_asn1_error(der)
         if reason == "x509: malformed certificate request":  # the structure is sound: maybe a bad name
@@ -485,7 +492,10 @@ def parse_csr(pem: str) -> x509.CertificateSigningRequest:
 def parse_pem_certificates(text: str) -> list[x509.Certificate]:
     """Every ``CERTIFICATE`` block of a PEM text, parsed (other block types are skipped).
     Raises ``ValueError`` for a block that is not a certificate; callers word their own errors."""
-    return [x509.load_der_x509_certificate(der) for kind, der in pem_blocks(text) if kind == "CERTIFICATE"]
+    try:
+        return [x509.load_der_x509_certificate(der) for kind, der in pem_blocks(text) if kind == "CERTIFICATE"]
+    except x509.InvalidVersion:  # callers treat every parse failure as ValueError
+        raise ValueError("x509: invalid version") from None
 
 
 def parse_pem_certificate(text: str) -> x509.Certificate:
