@@ -34,6 +34,25 @@ def setup(base: str, token: str) -> None:
             raise RuntimeError(f"setup {path}: {response.status_code} {response.text[:300]}")
 
 
+def setup_like_default_seed(base: str, token: str) -> None:
+    """What ``pytest_schedpki/default_seed.yaml`` creates, over HTTP: mount ``pki`` (87600h), an EC
+    P-256 root ``root``, role ``example-dot-com``."""
+    session = requests.Session()
+    session.headers["X-Vault-Token"] = token
+    steps = [
+        ("sys/mounts/pki", {"type": "pki", "config": {"max_lease_ttl": "87600h"}}),
+        ("pki/root/generate/internal", {"common_name": "schedpki Example Root CA", "issuer_name": "root",
+                                        "ttl": "87600h", "key_type": "ec", "key_bits": 256}),
+        ("pki/roles/example-dot-com", {"allowed_domains": ["example.com"], "allow_subdomains": True,
+                                       "allow_bare_domains": True, "ttl": "24h", "max_ttl": "72h",
+                                       "key_type": "ec", "key_bits": 256}),
+    ]
+    for path, body in steps:
+        response = session.post(f"{base}/v1/{path}", json=body)
+        if response.status_code >= 300:
+            raise RuntimeError(f"setup {path}: {response.status_code} {response.text[:300]}")
+
+
 def make_csr() -> str:
     """A PEM CSR for ``csr.example.com`` with a fresh RSA-2048 key (made once, sent to both)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -52,8 +71,8 @@ class Operation:
     key: str
     label: str
     op: Op
-    sequential: int = 50
-    concurrent: int = 100
+    sequential: int = 100
+    concurrent: int = 200
     needs_serials: bool = False
 
 
@@ -103,7 +122,7 @@ def operations(csr_pem: str, serials: Serials) -> list[Operation]:
         Operation("issue_ec", "issue, EC P-256 key", issue("ec")),
         Operation("issue_rsa", "issue, RSA-2048 key", issue("rsa")),
         Operation("sign", "sign an RSA-2048 CSR", sign),
-        Operation("read_role", "read a role", read_role, 200, 400),
+        Operation("read_role", "read a role", read_role, 400, 800),
         Operation("list_certs", "LIST certs", list_certs),
         Operation("revoke", "revoke a certificate", revoke, needs_serials=True),
         Operation("crl", "fetch the CRL (DER)", crl),

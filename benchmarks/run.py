@@ -1,6 +1,6 @@
 """Side-by-side speed of the double and the real OpenBao server (run by hand, not collected by pytest).
 
-    python benchmarks/run.py                 # full run, prints the table (about 5 minutes)
+    python benchmarks/run.py                 # full run, prints the table (about 10 minutes)
     python benchmarks/run.py --write-docs    # ... and writes it into docs/benchmarks.md
     python benchmarks/run.py --quick         # fewer rounds and requests, for a smoke run
 
@@ -70,19 +70,22 @@ def import_cost() -> float:
 
 
 def startup_rows(trials: int) -> list[Row]:
-    """Fresh starts, interleaved: bao, ``schedpki serve --no-seed`` (empty, as bao -dev has no PKI
-    mount), ``schedpki serve`` with its packaged seed (a PKI mount with a root CA and a role: more
-    work than bao -dev does, so no target), and ``Double().start()`` in this process."""
-    samples: dict[str, list[float]] = {"real": [], "empty": [], "seeded": []}
+    """Fresh starts, interleaved. Empty: bao -dev vs ``schedpki serve --no-seed``. Ready to issue:
+    bao -dev plus the requests that create what the packaged seed holds (a ``pki`` mount, an EC root,
+    the ``example-dot-com`` role) vs ``schedpki serve`` with that seed. In-process:
+    ``Double().start()`` in this process vs bao -dev."""
+    samples: dict[str, list[float]] = {"real": [], "real-seeded": [], "empty": [], "seeded": []}
     inproc, imports = [], []
-    for kind in samples:  # warm-up: page cache, byte-code cache
-        start_kind(kind).stop()
+    for kind in ("real", "empty", "seeded"):  # warm-up: page cache, byte-code cache
+        start_kind(kind)[0].stop()
     inprocess_startup()  # first call pays the module imports; reported on their own row
     for trial in range(trials):
-        kinds = list(samples) if trial % 2 == 0 else list(reversed(samples))
+        kinds = ["real", "empty", "seeded"] if trial % 2 == 0 else ["seeded", "empty", "real"]
         for kind in kinds:
-            proc = start_kind(kind)
+            proc, seconds = start_kind(kind)
             samples[kind].append(proc.startup * 1000)
+            if kind == "real":
+                samples["real-seeded"].append(seconds * 1000)
             proc.stop()
         inproc.append(inprocess_startup() * 1000)
         imports.append(import_cost() * 1000)
@@ -91,18 +94,24 @@ def startup_rows(trials: int) -> list[Row]:
     return [
         Row("start-up to first healthy answer", "standalone, empty (--no-seed)", "ms", samples["empty"], real,
             higher_is_better=False),
-        Row("start-up to first healthy answer", "standalone, packaged seed", "ms", samples["seeded"], real,
-            higher_is_better=False, target=None),
+        Row("start-up until a PKI role can issue", "standalone, packaged seed (information)", "ms",
+            samples["seeded"], samples["real-seeded"], higher_is_better=False, target=None),
         Row("start-up to first healthy answer", "in-process Double().start()", "ms", inproc, real,
             higher_is_better=False, target=10.0),
         Row("import pytest_schedpki.plugin", "once per session (pytest loaded)", "ms", imports, target=None),
     ]
 
 
-def start_kind(kind: str) -> procs.Proc:
-    if kind == "real":
-        return procs.start_real()
-    return procs.start_double(["--no-seed"] if kind == "empty" else [])
+def start_kind(kind: str) -> tuple[procs.Proc, float]:
+    """Start one server; returns it and, for bao, the seconds until it also holds the packaged seed's
+    PKI mount, root and role (set up over HTTP)."""
+    if kind != "real":
+        proc = procs.start_double(["--no-seed"] if kind == "empty" else [])
+        return proc, proc.startup
+    started = time.perf_counter()
+    proc = procs.start_real()
+    pki.setup_like_default_seed(proc.url, procs.ROOT)
+    return proc, time.perf_counter() - started
 
 
 def reset_row(count: int = 1000) -> Row:
@@ -154,8 +163,7 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
                     first = 0
                     if operation.needs_serials:
                         first = serials.stock(proc.url, procs.ROOT, n)
-                    if proc.kind == "double":
-                        wait_pool(proc)
+                    wait_pool(double)  # before every round: no key generation beside a timed round
                     rate, lat = timed_round(pools[proc.kind][threads], proc.url, operation.op, n, threads, first)
                     samples[proc.kind].append(rate)
                     latencies[proc.kind].extend(lat)
@@ -170,12 +178,15 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
 
 
 def memory_rows(real: procs.Proc, double: procs.Proc, idle: dict[str, float], certs: int) -> list[Row]:
-    """Peak RSS and RSS growth per 10,000 stored certificates (EC, issued by 4 threads)."""
+    """Peak RSS and RSS growth per 10,000 stored certificates (EC, issued by 4 threads), measured after
+    as many untimed issues (so the Go heap and the double's journal, which keeps its newest 32 MiB of
+    bodies, are in their steady state)."""
     def issue(session, base, n):
         return session.post(f"{base}/v1/pki/issue/ec", json={"common_name": f"m{n}.example.com"})
 
     growth: dict[str, float] = {}
     for proc in (real, double):
+        timed_round(sessions(4, procs.ROOT), proc.url, issue, certs, 4, first=certs)  # warm-up: steady state
         time.sleep(1.0)
         before = procs.rss_kib(proc.pid)["VmRSS"]
         timed_round(sessions(4, procs.ROOT), proc.url, issue, certs, 4)
@@ -187,7 +198,7 @@ def memory_rows(real: procs.Proc, double: procs.Proc, idle: dict[str, float], ce
     return [
         Row("resident memory at idle", "after start-up", "MiB", [idle["double"]], [idle["real"]], higher_is_better=False),
         Row("peak resident memory", "end of run", "MiB", [peak["double"]], [peak["real"]], higher_is_better=False),
-        Row("memory per 10,000 stored certificates", f"RSS growth over {certs} EC issues", "MiB",
+        Row("memory per 10,000 stored certificates", f"RSS growth over {certs} EC issues (after {certs} more)", "MiB",
             [growth["double"]], [growth["real"]], higher_is_better=False),
     ]
 
@@ -232,24 +243,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per operation and server (default 5)")
     parser.add_argument("--startups", type=int, default=7, help="fresh starts per server (default 7)")
     parser.add_argument("--certs", type=int, default=10_000, help="certificates issued for the memory rows (default 10000)")
-    parser.add_argument("--rsa-key-pool", type=int, default=128,
-                        help="the double's RSA key pool size (schedpki serve --rsa-key-pool; default 128)")
+    parser.add_argument("--rsa-key-pool", type=int, default=256,
+                        help="the double's RSA key pool size (schedpki serve --rsa-key-pool; default 256, above a round)")
     parser.add_argument("--quick", action="store_true", help="2 rounds, a quarter of the requests, 1000 certificates")
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    parser.add_argument("--double-cpu", type=int, default=cpus[-1] if len(cpus) > 1 else -1,
+                        help="schedpki serve --cpu for the throughput and memory rows (default: the last CPU; "
+                             "-1: not pinned)")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="scheduling priority for this run and both servers (negative needs root; it shields "
+                             "both servers alike from other jobs on a shared machine)")
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {os.path.relpath(DOCS)}")
     args = parser.parse_args(argv)
     rounds, scale, certs, startups = args.rounds, 1.0, args.certs, args.startups
     if args.quick:
         rounds, scale, certs, startups = 2, 0.25, 1000, 3
-    command = "python benchmarks/run.py" + ("" if argv is None else " " + " ".join(argv or []))
-    if argv is None:
-        command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/run.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.nice:
+        try:
+            os.nice(args.nice)  # inherited by both servers, which this process starts
+        except OSError as exc:
+            log(f"cannot change the priority ({exc}); running at the default one")
+    load_before = os.getloadavg()
     began = time.time()
     rows = startup_rows(startups)
     rows.append(reset_row())
     gc.collect()
-    real = procs.start_real()
-    double = procs.start_double(["--no-seed", "--rsa-key-pool", str(args.rsa_key_pool)])
+    started: list[procs.Proc] = []
     try:
+        real = procs.start_real()
+        started.append(real)
+        pinned = ["--cpu", str(args.double_cpu)] if args.double_cpu >= 0 else []
+        double = procs.start_double(["--no-seed", "--rsa-key-pool", str(args.rsa_key_pool), *pinned])
+        log(f"double: schedpki serve --no-seed --rsa-key-pool {args.rsa_key_pool} {' '.join(pinned)}")
+        started.append(double)
         idle = {"real": procs.rss_kib(real.pid)["VmRSS"] / 1024, "double": procs.rss_kib(double.pid)["VmRSS"] / 1024}
         for proc in (real, double):
             pki.setup(proc.url, procs.ROOT)
@@ -257,13 +284,20 @@ def main(argv: list[str] | None = None) -> int:
         rows += memory_rows(real, double, idle, certs)
         rows += scheduler_rows(double, rounds, scale)
     finally:
-        real.stop()
-        double.stop()
+        for proc in started:
+            proc.stop()
     minutes = (time.time() - began) / 60
+    load_after = os.getloadavg()
     block = "\n".join([
         f"Command: `{command.strip()}` ({minutes:.1f} min, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
         f"Machine: {machine()}",
+        "",
+        f"Load average (1 min) before / after the run: {load_before[0]:.2f} / {load_after[0]:.2f}"
+        f"{' (other jobs were running)' if max(load_before[0], load_after[0]) > 1.5 else ''}",
+        "",
+        f"Servers for the request and memory rows: `bao server -dev` (not pinned) and `schedpki serve --no-seed "
+        f"--rsa-key-pool {args.rsa_key_pool}{' --cpu ' + str(args.double_cpu) if args.double_cpu >= 0 else ''}`.",
         "",
         table(rows),
     ])

@@ -43,7 +43,7 @@ def timed_round(pool: list[requests.Session], base: str, op: Op, n: int, threads
     ``(requests per second, latencies)``. Raises RuntimeError on the first failed request."""
     latencies: list[list[float]] = [[] for _ in range(threads)]
     errors: list[str] = []
-    barrier = threading.Barrier(threads + 1)
+    barrier = threading.Barrier(threads + 1, timeout=120)  # a failed worker cannot hang the run
 
     def work(index: int) -> None:
         session = pool[index]
