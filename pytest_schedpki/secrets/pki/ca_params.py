@@ -27,9 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover
 TYPE_RE = r"(?P<exported>[0-9A-Za-z_](([0-9A-Za-z_.-]+)?[0-9A-Za-z_])?)"
 FORMATS = ("pem", "der", "pem_bundle")
 
-# addCACommonFields + addCAKeyGenerationFields (both generate paths)
-COMMON_FIELDS: dict[str, Field] = {
-    "exported": Field(STRING), "common_name": Field(STRING), "alt_names": Field(STRING),
+# addCACommonFields: the subject, SAN, format and validity fields of every CA-creating path
+# (root and intermediate generation, sign-intermediate)
+CA_COMMON_FIELDS: dict[str, Field] = {
+    "common_name": Field(STRING), "alt_names": Field(STRING),
     "ip_sans": Field(COMMA_STRING_SLICE), "uri_sans": Field(COMMA_STRING_SLICE), "other_sans": Field(COMMA_STRING_SLICE),
     "exclude_cn_from_sans": Field(BOOL, False), "format": Field(STRING, "pem"),
     "private_key_format": Field(STRING, "der"), "ttl": Field(DURATION),
@@ -37,7 +38,11 @@ COMMON_FIELDS: dict[str, Field] = {
     "locality": Field(COMMA_STRING_SLICE), "province": Field(COMMA_STRING_SLICE),
     "street_address": Field(COMMA_STRING_SLICE), "postal_code": Field(COMMA_STRING_SLICE),
     "serial_number": Field(STRING), "not_before": Field(STRING), "not_after": Field(STRING),
-    "not_before_duration": Field(DURATION, 30), "key_type": Field(STRING, "rsa"), "key_bits": Field(INT, 0),
+    "not_before_duration": Field(DURATION, 30),
+}
+# addCACommonFields + addCAKeyGenerationFields (both generate paths)
+COMMON_FIELDS: dict[str, Field] = {
+    "exported": Field(STRING), **CA_COMMON_FIELDS, "key_type": Field(STRING, "rsa"), "key_bits": Field(INT, 0),
     "signature_bits": Field(INT, 0), "use_pss": Field(BOOL, False), "external_key_ref": Field(STRING),
     "key_ref": Field(STRING, "default"), "key_name": Field(STRING),
 }

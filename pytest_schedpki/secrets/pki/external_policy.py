@@ -254,18 +254,9 @@ def sign_template(template: x509.Certificate, issuer: SigningIssuer) -> x509.Cer
         except x509.ExtensionNotFound:
             aki = x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.certificate.public_key())
         builder = builder.add_extension(aki, critical=False)
-        access = [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(u))
-                  for u in issuer.aia.get("ocsp_servers") or []]
-        access += [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.CA_ISSUERS,
-                                          x509.UniformResourceIdentifier(u))
-                   for u in issuer.aia.get("issuing_certificates") or []]
-        if access:
-            builder = builder.add_extension(x509.AuthorityInformationAccess(access), critical=False)
-        crl_dps = issuer.aia.get("crl_distribution_points") or []
-        if crl_dps:
-            builder = builder.add_extension(x509.CRLDistributionPoints([
-                x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in crl_dps]),
-                critical=False)
+        for value in (pkix.aia_extension(issuer.aia), pkix.crl_distribution_points(issuer.aia)):
+            if value is not None:
+                builder = builder.add_extension(value, critical=False)
         algorithm, rsa_padding = _signature(template, issuer.private_key)
         return builder.sign(issuer.private_key, algorithm, rsa_padding=rsa_padding)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:

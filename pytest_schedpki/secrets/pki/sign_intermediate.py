@@ -51,12 +51,13 @@ from typing import Any
 
 from cryptography import x509
 
-from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field
+from ..fields import BOOL, COMMA_STRING_SLICE, INT, STRING, Field
 from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, user_error
 from . import x509 as pkix
 from .ca_generate import NO_SUBJECT_WARNING
 from .ca_import import AIA_WARNING
+from .ca_params import CA_COMMON_FIELDS
 from .csr_signing import (
     check_api_uris,
     check_csr_signature,
@@ -87,15 +88,7 @@ DEFAULT_KEY_USAGE = ["DigitalSignature", "KeyAgreement", "KeyEncipherment"]
 # signature_bits/skid/use_pss (upstream's schema of both paths)
 FIELDS: dict[str, Field] = {
     "issuer_ref": Field(STRING, "default"), "csr": Field(STRING, ""), "use_csr_values": Field(BOOL, False),
-    "common_name": Field(STRING), "alt_names": Field(STRING), "ip_sans": Field(COMMA_STRING_SLICE),
-    "uri_sans": Field(COMMA_STRING_SLICE), "other_sans": Field(COMMA_STRING_SLICE),
-    "exclude_cn_from_sans": Field(BOOL, False), "format": Field(STRING, "pem"),
-    "private_key_format": Field(STRING, "der"), "ttl": Field(DURATION),
-    "ou": Field(COMMA_STRING_SLICE), "organization": Field(COMMA_STRING_SLICE), "country": Field(COMMA_STRING_SLICE),
-    "locality": Field(COMMA_STRING_SLICE), "province": Field(COMMA_STRING_SLICE),
-    "street_address": Field(COMMA_STRING_SLICE), "postal_code": Field(COMMA_STRING_SLICE),
-    "serial_number": Field(STRING), "not_before": Field(STRING), "not_after": Field(STRING),
-    "not_before_duration": Field(DURATION, 30),
+    **CA_COMMON_FIELDS,
     "key_usage": Field(COMMA_STRING_SLICE, DEFAULT_KEY_USAGE), "ext_key_usage": Field(COMMA_STRING_SLICE, []),
     "ext_key_usage_oids": Field(COMMA_STRING_SLICE), "max_path_length": Field(INT, -1),
     "permitted_dns_domains": Field(COMMA_STRING_SLICE), "issuer_name": Field(STRING),

@@ -254,13 +254,9 @@ def resign(cert: x509.Certificate, issuer: SigningIssuer, algorithm: Any, rsa_pa
         aki = issuer_ski.value.digest
     if aki:
         builder = builder.add_extension(x509.AuthorityKeyIdentifier(aki, None, None), critical=False)
-    access = [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(u))
-              for u in issuer.aia.get("ocsp_servers") or []]
-    access += [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.CA_ISSUERS,
-                                      x509.UniformResourceIdentifier(u))
-               for u in issuer.aia.get("issuing_certificates") or []]
-    if access:
-        builder = builder.add_extension(x509.AuthorityInformationAccess(access), critical=False)
+    access = pkix.aia_extension(issuer.aia)
+    if access is not None:
+        builder = builder.add_extension(access, critical=False)
     san = _extension(cert, x509.SubjectAlternativeName)
     if san is not None:
         names = [n for kind in (x509.DNSName, x509.RFC822Name, x509.IPAddress, x509.UniformResourceIdentifier)
@@ -276,11 +272,9 @@ def resign(cert: x509.Certificate, issuer: SigningIssuer, algorithm: Any, rsa_pa
         kept = _name_constraints(constraints.value)
         if kept is not None:
             builder = builder.add_extension(kept, critical=constraints.critical)
-    crl_dps = issuer.aia.get("crl_distribution_points") or []
-    if crl_dps:
-        builder = builder.add_extension(x509.CRLDistributionPoints([
-            x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in crl_dps]),
-            critical=False)
+    crl_dps = pkix.crl_distribution_points(issuer.aia)
+    if crl_dps is not None:
+        builder = builder.add_extension(crl_dps, critical=False)
     return builder.sign(issuer.private_key, algorithm, rsa_padding=rsa_padding)
 
 

@@ -259,6 +259,26 @@ def certificate_builder(not_before: datetime.datetime, not_after: datetime.datet
     return x509.CertificateBuilder(not_valid_before=naive_utc(not_before), not_valid_after=naive_utc(not_after))
 
 
+
+def aia_extension(aia: dict) -> x509.AuthorityInformationAccess | None:
+    """The AuthorityInformationAccess value for an issuer's URLs (``ocsp_servers`` first, then
+    ``issuing_certificates``, as Go writes them), or ``None`` when both lists are empty."""
+    access = [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(u))
+              for u in aia.get("ocsp_servers") or []]
+    access += [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.CA_ISSUERS,
+                                      x509.UniformResourceIdentifier(u))
+               for u in aia.get("issuing_certificates") or []]
+    return x509.AuthorityInformationAccess(access) if access else None
+
+
+def crl_distribution_points(aia: dict) -> x509.CRLDistributionPoints | None:
+    """The CRLDistributionPoints value for ``crl_distribution_points`` URLs, or ``None`` when empty."""
+    urls = aia.get("crl_distribution_points") or []
+    if not urls:
+        return None
+    return x509.CRLDistributionPoints([x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None)
+                                       for u in urls])
+
 def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, public_key: Any,
                      subject: x509.Name, serial: int, not_before: datetime.datetime,
                      not_after: datetime.datetime, sans: Sequence[x509.GeneralName] = (), is_ca: bool = False,
@@ -318,13 +338,9 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     if aki_id and wanted(x509.oid.ExtensionOID.AUTHORITY_KEY_IDENTIFIER):
         builder = builder.add_extension(
             x509.AuthorityKeyIdentifier(aki_id, None, None), critical=False)
-    access = [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(u))
-              for u in aia.get("ocsp_servers") or []]
-    access += [x509.AccessDescription(x509.oid.AuthorityInformationAccessOID.CA_ISSUERS,
-                                      x509.UniformResourceIdentifier(u))
-               for u in aia.get("issuing_certificates") or []]
-    if access and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
-        builder = builder.add_extension(x509.AuthorityInformationAccess(access), critical=False)
+    access = aia_extension(aia)
+    if access is not None and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
+        builder = builder.add_extension(access, critical=False)
     others = [s for s in sans if isinstance(s, x509.OtherName)]
     standard = _go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
     if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
@@ -332,11 +348,9 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
         builder = builder.add_extension(
             x509.NameConstraints([x509.DNSName(d) for d in permitted_dns_domains], None), critical=True)
-    crl_dps = aia.get("crl_distribution_points") or []
-    if crl_dps and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
-        builder = builder.add_extension(x509.CRLDistributionPoints([
-            x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in crl_dps]),
-            critical=False)
+    crl_dps = crl_distribution_points(aia)
+    if crl_dps is not None and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
+        builder = builder.add_extension(crl_dps, critical=False)
     for ext in csr_extensions:
         builder = builder.add_extension(ext.value, critical=ext.critical)
     if others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
