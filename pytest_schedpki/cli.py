@@ -92,6 +92,7 @@ def serve(args: argparse.Namespace) -> int:
     except SeedError as exc:
         print(f"schedpki: bad seed: {exc}", file=sys.stderr)
         return 2
+    double.save_baseline()  # POST /_schedpki/reset returns here: the state after start and seeding
     material = None
     if args.tls:
         from .tls import create_tls_material

@@ -1,0 +1,83 @@
+"""Issue 11, state that must stay right: ``schedpki serve``'s reset returns to the seeded state,
+a non-root token never chooses its token id, and the request journal stays bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+
+
+# -- defect 3: reset on `schedpki serve` -----------------------------------------------------------
+def _call(url: str, method: str = "GET", token: str | None = None, body: bytes | None = None,
+          headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    if token:
+        request.add_header("X-Vault-Token", token)
+        request.add_header("X-Nomad-Token", token)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.fixture()
+def served():
+    """``schedpki serve`` on free ports of 127.0.0.1 with the default seed; yields the two base URLs."""
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--scheduler-port", "0",
+                             "--secrets-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "SCHEDPKI_RSA_KEY_POOL": "0"})
+    urls: dict[str, str] = {}
+    try:
+        for line in proc.stdout:
+            if line.startswith("schedpki: scheduler"):
+                urls["scheduler"] = line.rsplit(" ", 1)[1].strip()
+            elif line.startswith("schedpki: secrets"):
+                urls["secrets"] = line.rsplit(" ", 1)[1].strip()
+            elif line.startswith("export BAO_TOKEN"):
+                break
+        assert set(urls) == {"scheduler", "secrets"}, proc.stderr.read()
+        yield urls
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _seeded_state(urls: dict[str, str]) -> tuple:
+    status_mounts, mounts = _call(urls["secrets"] + "/v1/sys/mounts", token="root")
+    status_role, _ = _call(urls["secrets"] + "/v1/pki/roles/example-dot-com", token="root")
+    status_method, method = _call(urls["scheduler"] + "/v1/acl/auth-method/example-oidc", token="root")
+    return (status_mounts, "pki/" in json.loads(mounts)["data"], status_role, status_method,
+            json.loads(method)["Name"] if status_method == 200 else None)
+
+
+def test_serve_reset_returns_to_the_seeded_state(served):
+    seeded = (200, True, 200, 200, "example-oidc")
+    assert _seeded_state(served) == seeded
+    # change every part of it, then reset
+    assert _call(served["secrets"] + "/v1/pki/roles/example-dot-com", "DELETE", token="root")[0] == 204
+    assert _call(served["secrets"] + "/v1/sys/mounts/pki", "DELETE", token="root")[0] == 204
+    assert _call(served["scheduler"] + "/v1/acl/auth-method/example-oidc", "DELETE", token="root")[0] == 200
+    assert _seeded_state(served)[1:4] == (False, 404, 404)
+    status, body = _call(served["secrets"] + "/_schedpki/reset", "POST", body=b"{}",
+                         headers={"Content-Type": "application/json"})
+    assert (status, json.loads(body)) == (200, {"reset": True})
+    assert _seeded_state(served) == seeded
+    # the CA survived the reset: the role issues at once
+    status, body = _call(served["secrets"] + "/v1/pki/issue/example-dot-com", "POST", token="root",
+                         body=json.dumps({"common_name": "www.example.com"}).encode(),
+                         headers={"Content-Type": "application/json"})
+    assert status == 200 and "BEGIN CERTIFICATE" in json.loads(body)["data"]["certificate"]
