@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from .acl import capabilities
 from .fields import (
     ANY,
     BOOL,
@@ -21,6 +22,7 @@ from .fields import (
 )
 from .router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from .tokens import TokenRuleError, display_name, plan_child
 from .wire import LogicalError, LogicalResponse, not_found, user_error
 
 
@@ -214,22 +216,47 @@ SYS_ROUTER = Router([
 
 # -- auth/token -----------------------------------------------------------------------------------------
 def _token_create(req: LogicalRequest) -> LogicalResponse:
+    """``auth/token/create`` and ``create-orphan``: the privilege rules live in
+    :func:`~.tokens.plan_child`, the duplicate-id rule in :meth:`~.tokens.TokenStore.create`."""
     parent = req.token
-    policies = req.data.get("policies") if req.data.sent("policies") else None
-    if parent is not None and not parent.is_root and policies:
-        missing = [p for p in policies if p not in parent.policies and p != "default"]
-        if missing:
-            raise user_error("child policies must be subset of parent")
-    ttl = _token_ttl(req.raw.get("ttl"))
-    token = req.service.tokens.create(
-        req.service.clock.now(), policies=policies, ttl=ttl, display_name=req.data.get("display_name"),
-        meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"),
-        renewable=req.data.get("renewable") if req.data.sent("renewable") else True,
-        token_id=req.data.get("id") or None, no_default_policy=req.data.get("no_default_policy"),
-        parent=None if req.data.get("no_parent") else parent,
-        explicit_max_ttl=_token_ttl(req.raw.get("explicit_max_ttl")),
-    )
-    return LogicalResponse(data=None, auth=token.auth_block())
+    orphan_path = req.path.rstrip("/").endswith("create-orphan")
+    try:
+        plan = plan_child(
+            parent, _has_sudo(req), token_id=req.data.get("id") or "",
+            policies=req.data.get("policies") if req.data.sent("policies") else None,
+            no_parent=bool(req.data.get("no_parent")), orphan_path=orphan_path,
+            no_default_policy=bool(req.data.get("no_default_policy")), ttl=_token_ttl(req.raw.get("ttl")),
+            explicit_max_ttl=_token_ttl(req.raw.get("explicit_max_ttl")), period=_token_ttl(req.raw.get("period")),
+            num_uses=req.data.get("num_uses") or 0, token_type=req.data.get("type") or "",
+            entity_alias=req.data.get("entity_alias") or "", known_policies=req.service.policies,
+        )
+        token = req.service.tokens.create(
+            req.service.clock.now(), policies=list(plan.policies), exact_policies=True, ttl=plan.ttl,
+            display_name=display_name(req.data.get("display_name")), meta=req.data.get("meta") or None,
+            num_uses=req.data.get("num_uses"),
+            renewable=req.data.get("renewable") if req.data.sent("renewable") else True,
+            token_id=req.data.get("id") or None, parent=None if plan.orphan else parent,
+            explicit_max_ttl=plan.explicit_max_ttl,
+        )
+    except TokenRuleError as exc:
+        raise user_error(exc.message) from None
+    response = LogicalResponse(data=None, auth=token.auth_block())
+    for text in plan.warnings:
+        response.add_warning(text)
+    return response
+
+
+def _has_sudo(req: LogicalRequest) -> bool:
+    """Whether the caller is root or holds ``sudo`` on the request's own path (OpenBao's
+    ``SudoPrivilege(mount point + path)``)."""
+    token = req.token
+    if token is None:
+        return False
+    if token.is_root:
+        return True
+    path = "auth/token/" + req.path.strip("/")
+    policies = [req.service.policies[n] for n in token.policies if n in req.service.policies]
+    return "sudo" in capabilities(policies, path)
 
 
 def _lookup_self(req: LogicalRequest) -> LogicalResponse:
@@ -262,7 +289,7 @@ _CREATE_FIELDS = {
     "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(MAP),
     "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
     "ttl": Field(ANY), "explicit_max_ttl": Field(ANY), "display_name": Field(STRING),
-    "num_uses": Field(INT), "period": Field(DURATION), "type": Field(STRING), "entity_alias": Field(STRING),
+    "num_uses": Field(INT), "period": Field(ANY), "type": Field(STRING), "entity_alias": Field(STRING),
     "role_name": Field(STRING),
 }
 

@@ -3,16 +3,26 @@
 A token carries its policies; the dev server's root token (``root`` by default) has the ``root``
 policy. ``auth/token/create`` makes child tokens (``s.`` + 24 characters, like OpenBao's service
 tokens); ``auth/token/lookup-self`` returns the fields hvac, terraform and vault-agent read.
+:func:`plan_child` holds the rules of ``auth/token/create`` that need root or ``sudo`` on the
+create path, or the parent's policies (OpenBao's ``vault/token_store.go``, ``handleCreateCommon``).
 """
 
 from __future__ import annotations
 
 import datetime
+import re
 import secrets
 import string
 from dataclasses import dataclass, field, replace
 
+from ..godur import format_seconds
+
 _ALPHABET = string.ascii_letters + string.digits
+DEFAULT_TOKEN_TTL = 768 * 3600  # seconds: the dev server's system default and max lease TTL
+NON_ASSIGNABLE_POLICIES = ("response-wrapping", "control-group")
+CUSTOM_ID_WARNING = ("Supplying a custom ID for the token uses the weaker SHA1 hashing instead of the more secure "
+                     "SHA2-256 HMAC for token obfuscation. SHA1 hashed tokens on the wire leads to less secure lookups.")
+_DISPLAY_NAME_INVALID = re.compile(r"[^a-zA-Z0-9-]")
 
 
 def random_id(length: int = 24) -> str:
@@ -126,26 +136,33 @@ class TokenStore:
     def create(self, now: datetime.datetime, policies: list[str] | None = None, ttl: int = 0,
                display_name: str = "", meta: dict | None = None, num_uses: int = 0,
                renewable: bool = True, token_id: str | None = None, no_default_policy: bool = False,
-               parent: Token | None = None, explicit_max_ttl: int = 0) -> Token:
-        """Create a token. ``policies`` default to the parent's; ``default`` is added first unless the
-        token is root or ``no_default_policy``; ``ttl`` in seconds (0 = the mount default, 768h on a
-        dev server, for non-root tokens)."""
-        if policies is None or len(policies) == 0:
+               parent: Token | None = None, explicit_max_ttl: int = 0, exact_policies: bool = False) -> Token:
+        """Create a token. ``policies`` default to the parent's; ``default`` is added unless the token
+        is root or ``no_default_policy``; policies are kept sorted, as OpenBao keeps them
+        (``exact_policies``: take ``policies`` as they are, already decided by :func:`plan_child`).
+        ``ttl`` in seconds (0 = the mount default, 768h on a dev server, for non-root tokens; no
+        expiry for root tokens). A token without expiry is never renewable.
+
+        Raises :class:`TokenRuleError` (``cannot create a token with a duplicate ID``) when
+        ``token_id`` is taken: an existing token, the root token included, is never replaced.
+        """
+        if token_id and token_id in self.tokens:
+            raise TokenRuleError("cannot create a token with a duplicate ID")
+        if exact_policies:
+            chosen = list(policies or ())
+        elif policies is None or len(policies) == 0:
             chosen = list(parent.policies) if parent else ["default"]
+            chosen = sanitize_policies(chosen, add_default=not no_default_policy)
         else:
-            chosen = sorted(dict.fromkeys(p.strip() for p in policies if p.strip()))
-        if "root" not in chosen and not no_default_policy and "default" not in chosen:
-            chosen = ["default", *chosen]
-        elif "default" in chosen and "root" not in chosen:
-            chosen = ["default", *[p for p in chosen if p != "default"]]
+            chosen = sanitize_policies(policies, add_default=not no_default_policy)
         is_root = "root" in chosen
         if not is_root and ttl == 0:
-            ttl = 768 * 3600
+            ttl = DEFAULT_TOKEN_TTL
         name = "token" if not display_name else "token-" + display_name
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
-            creation_time=now, issue_time=now, ttl=0 if is_root else ttl, display_name=name, meta=meta,
-            num_uses=num_uses, renewable=False if is_root else renewable, orphan=parent is None,
+            creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
+            num_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
             explicit_max_ttl=explicit_max_ttl,
         )
         self.tokens[token.id] = token
@@ -163,3 +180,126 @@ class TokenStore:
         self.tokens.pop(self.root.id, None)
         self.root = replace(self.root, id=root_token)
         self.tokens[root_token] = self.root
+
+
+class TokenRuleError(Exception):
+    """A refused ``auth/token/create``: ``message`` is OpenBao's text, answered as a 400."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def sanitize_policies(names, add_default: bool) -> list[str]:
+    """OpenBao's ``policyutil.SanitizePolicies``: trimmed, lower-cased, de-duplicated and sorted;
+    ``["root"]`` alone when ``root`` is among them; ``default`` added when ``add_default``."""
+    out = {n.strip().lower() for n in names if n and n.strip()}
+    if "root" in out:
+        return ["root"]
+    if add_default:
+        out.add("default")
+    return sorted(out)
+
+
+def short_duration(seconds: int) -> str:
+    """A duration as OpenBao's token warnings print it: Go's ``Duration.String()`` without the
+    trailing zero units (``2764800`` -> ``"768h"``, ``5400`` -> ``"1h30m"``, ``5401`` -> ``"1h30m1s"``)."""
+    text = format_seconds(seconds)
+    if len(text) > 2 and text.endswith("m0s"):
+        text = text[:-2]
+    if len(text) > 2 and text.endswith("h0m"):
+        text = text[:-2]
+    return text
+
+
+@dataclass(frozen=True)
+class ChildPlan:
+    """What :func:`plan_child` decided: the final ``policies`` (sorted), ``ttl`` and
+    ``explicit_max_ttl`` (seconds; ttl 0 = no expiry), ``orphan`` and the ``warnings`` to send."""
+
+    policies: tuple[str, ...]
+    ttl: int
+    explicit_max_ttl: int
+    orphan: bool
+    warnings: tuple[str, ...]
+
+
+def plan_child(parent: Token, sudo: bool, *, token_id: str = "", policies: list[str] | None = None,
+               no_parent: bool = False, orphan_path: bool = False, no_default_policy: bool = False,
+               ttl: int = 0, explicit_max_ttl: int = 0, period: int = 0, num_uses: int = 0,
+               token_type: str = "", entity_alias: str = "", known_policies=()) -> ChildPlan:
+    """Check a child token request against its ``parent`` and decide its policies and TTL, in
+    OpenBao 2.7's order (``handleCreateCommon``). ``sudo``: the caller is root or holds ``sudo`` on
+    the create path; ``orphan_path``: the request came to ``create-orphan``; durations in seconds.
+
+    Raises :class:`TokenRuleError` (a 400) with OpenBao's text:
+    ``number of uses cannot be negative``; ``invalid 'token_type' value`` (not ``service``/``batch``);
+    ``'entity_alias' is only allowed in combination with token role``; for ``id`` without root/sudo
+    ``root or sudo privileges required to specify token id``, then ``custom token ID cannot have the
+    's.' prefix`` (also ``'hvs.'``) or ``... cannot have a '.' in the value``; policies the parent does
+    not hold, without sudo, ``child policies must be subset of parent`` (``default`` is only added
+    when the parent has it); ``cannot assign policy "response-wrapping"``; ``root tokens may not be
+    created without parent token being root``; ``batch tokens cannot be root tokens``; ``no_parent``
+    without root/sudo ``root or sudo privileges required to create orphan token``; ``period``
+    without root/sudo ``root or sudo privileges required to create periodic token``. A taken id is
+    refused later, by :meth:`TokenStore.create`.
+    """
+    if num_uses < 0:
+        raise TokenRuleError("number of uses cannot be negative")
+    if token_type not in ("", "service", "batch"):
+        raise TokenRuleError("invalid 'token_type' value")
+    if entity_alias:
+        raise TokenRuleError("'entity_alias' is only allowed in combination with token role")
+    warnings: list[str] = []
+    if token_id:
+        if not sudo:
+            raise TokenRuleError("root or sudo privileges required to specify token id")
+        for prefix in ("s.", "hvs."):
+            if token_id.startswith(prefix):
+                raise TokenRuleError(f"custom token ID cannot have the '{prefix}' prefix")
+        if "." in token_id:
+            raise TokenRuleError("custom token ID cannot have a '.' in the value")
+        warnings.append(CUSTOM_ID_WARNING)
+    if policies:
+        chosen = sanitize_policies(policies, add_default=not no_default_policy and (sudo or "default" in parent.policies))
+    else:
+        chosen = list(parent.policies)
+    if no_default_policy:
+        chosen = [p for p in chosen if p != "default"]
+    if not sudo and not set(chosen) <= set(parent.policies):
+        raise TokenRuleError("child policies must be subset of parent")
+    for name in chosen:
+        if name in NON_ASSIGNABLE_POLICIES:
+            raise TokenRuleError(f'cannot assign policy "{name}"')
+    is_root = "root" in chosen
+    if is_root and not parent.is_root:
+        raise TokenRuleError("root tokens may not be created without parent token being root")
+    if is_root and token_type == "batch":
+        raise TokenRuleError("batch tokens cannot be root tokens")
+    if no_parent and not sudo and not orphan_path:
+        raise TokenRuleError("root or sudo privileges required to create orphan token")
+    if period and not sudo:
+        raise TokenRuleError("root or sudo privileges required to create periodic token")
+    warnings += [f'Policy "{p}" does not exist' for p in chosen if p not in known_policies and p != "root"]
+    limit = min(explicit_max_ttl, DEFAULT_TOKEN_TTL) if explicit_max_ttl else DEFAULT_TOKEN_TTL
+    if period:
+        effective = period
+        if explicit_max_ttl and period > explicit_max_ttl:
+            warnings.append(f'period of "{short_duration(period)}" exceeded the effective max_ttl of '
+                            f'"{short_duration(explicit_max_ttl)}"; period value is capped accordingly')
+            effective = explicit_max_ttl
+    else:
+        effective = ttl or (0 if is_root else DEFAULT_TOKEN_TTL)
+        if effective == 0 and explicit_max_ttl:
+            effective = explicit_max_ttl
+        elif effective > limit:
+            warnings.append(f'TTL of "{short_duration(effective)}" exceeded the effective max_ttl of '
+                            f'"{short_duration(limit)}"; TTL value is capped accordingly')
+            effective = limit
+    return ChildPlan(tuple(chosen), effective, explicit_max_ttl, no_parent or orphan_path, tuple(warnings))
+
+
+def display_name(text: str) -> str:
+    """The stored display name without its ``token-`` prefix: every character other than ASCII
+    letters, digits and ``-`` becomes ``-`` (``"Foo Bar!"`` -> ``"Foo-Bar-"``), as OpenBao does."""
+    return _DISPLAY_NAME_INVALID.sub("-", text or "")

@@ -13,7 +13,6 @@ import urllib.request
 import pytest
 
 
-
 # -- defect 3: reset on `schedpki serve` -----------------------------------------------------------
 def _call(url: str, method: str = "GET", token: str | None = None, body: bytes | None = None,
           headers: dict[str, str] | None = None) -> tuple[int, bytes]:
@@ -81,3 +80,53 @@ def test_serve_reset_returns_to_the_seeded_state(served):
                          body=json.dumps({"common_name": "www.example.com"}).encode(),
                          headers={"Content-Type": "application/json"})
     assert status == 200 and "BEGIN CERTIFICATE" in json.loads(body)["data"]["certificate"]
+
+
+# -- defect 2: a non-root token never chooses its id; no id is taken twice ---------------------------
+def _create(double, token: str, body: dict) -> tuple[int, dict]:
+    status, raw = _call(double.secrets_url + "/v1/auth/token/create", "POST", token=token,
+                        body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    return status, json.loads(raw)
+
+
+def _creator(double, sudo: bool = False) -> str:
+    caps = '["create", "update", "sudo"]' if sudo else '["create", "update"]'
+    name = "sudoer" if sudo else "creator"
+    double.secrets.put_policy(name, f'path "auth/token/create" {{ capabilities = {caps} }}')
+    return double.secrets.create_token(policies=[name], ttl=3600).id
+
+
+def test_non_root_token_cannot_take_the_root_token_id(double):
+    creator = _creator(double)
+    assert _create(double, creator, {"id": "root", "policies": ["creator"]}) == (
+        400, {"errors": ["root or sudo privileges required to specify token id"]})
+    assert _create(double, creator, {"id": "mine"}) == (400, {"errors": ["root or sudo privileges required to specify token id"]})
+    assert _call(double.secrets_url + "/v1/sys/mounts", token="root")[0] == 200
+    assert double.secrets.tokens.tokens["root"].policies == ("root",)
+    assert "mine" not in double.secrets.tokens.tokens
+
+
+def test_a_token_id_is_never_taken_twice(double):
+    status, first = _create(double, "root", {"id": "twice"})
+    assert status == 200 and first["auth"]["client_token"] == "twice"
+    duplicate = (400, {"errors": ["cannot create a token with a duplicate ID"]})
+    assert _create(double, "root", {"id": "twice"}) == duplicate
+    assert _create(double, _creator(double, sudo=True), {"id": "root"}) == duplicate
+    assert double.secrets.tokens.tokens["twice"].accessor == first["auth"]["accessor"]
+    assert double.secrets.tokens.tokens["root"].policies == ("root",)
+
+
+@pytest.mark.parametrize("body, error", [
+    ({"policies": ["other"]}, "child policies must be subset of parent"),
+    ({"policies": ["root"]}, "child policies must be subset of parent"),
+    ({"no_parent": True}, "root or sudo privileges required to create orphan token"),
+    ({"period": "1h"}, "root or sudo privileges required to create periodic token"),
+    ({"num_uses": -1}, "number of uses cannot be negative"),
+    ({"type": "nope"}, "invalid 'token_type' value"),
+    ({"entity_alias": "a"}, "'entity_alias' is only allowed in combination with token role"),
+])
+def test_non_sudo_token_cannot_widen_its_child(double, body, error):
+    creator = _creator(double)
+    before = set(double.secrets.tokens.tokens)
+    assert _create(double, creator, body) == (400, {"errors": [error]})
+    assert set(double.secrets.tokens.tokens) == before
