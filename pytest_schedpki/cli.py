@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--deterministic-keys", metavar="SEED",
                        help="derive every new private key from SEED: reproducible and predictable, for tests only "
                             "(default $SCHEDPKI_DETERMINISTIC_KEYS)")
+    serve.add_argument("--journal-max-entries", type=int, metavar="N",
+                       help="requests kept in the journal, newest first (default 10000, or $SCHEDPKI_JOURNAL_MAX_ENTRIES)")
+    serve.add_argument("--journal-max-bytes", type=int, metavar="BYTES",
+                       help="bytes the journal keeps, bodies and metadata (default 16 MiB, or $SCHEDPKI_JOURNAL_MAX_BYTES)")
     return parser
 
 
@@ -82,8 +86,13 @@ def serve(args: argparse.Namespace) -> int:
         except (AttributeError, OSError, ValueError) as exc:
             print(f"schedpki: cannot run on CPU {args.cpu}: {exc}", file=sys.stderr)
             return 2
-    double = Double(management_token=args.management_token, root_token=args.root_token,
-                    rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys)
+    try:
+        double = Double(management_token=args.management_token, root_token=args.root_token,
+                        rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys,
+                        journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes)
+    except ValueError as exc:
+        print(f"schedpki: {exc}", file=sys.stderr)
+        return 2
     double.secrets.enterprise = args.enterprise
     seeds = [] if args.no_seed else (args.seed or [default_seed_path()])
     try:

@@ -35,13 +35,19 @@ class Double:
     ``SCHEDPKI_DETERMINISTIC_KEYS``, default a pool of 4 random keys). Raises ValueError for a
     negative pool size.
 
+    ``journal_max_entries`` and ``journal_max_bytes`` bound the request :attr:`journal` (newest
+    entries kept, oldest evicted; ``None``: ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000
+    entries and 16 MiB, metadata included; see :mod:`~pytest_schedpki.journal`). Raises ValueError
+    for a negative bound.
+
     Backends are reachable directly for seeding and inspection: :attr:`scheduler`
     (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and :attr:`secrets`
     (:class:`~pytest_schedpki.secrets.service.SecretsService`).
     """
 
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
-                 rsa_key_pool: int | None = None, deterministic_keys: str | None = None):
+                 rsa_key_pool: int | None = None, deterministic_keys: str | None = None,
+                 journal_max_entries: int | None = None, journal_max_bytes: int | None = None):
         if rsa_key_pool is not None or deterministic_keys is not None:
             from .secrets.pki import keypool
 
@@ -52,7 +58,7 @@ class Double:
         self.scheduler = SchedulerState(self.clock, management_token=management_token)
         self.secrets = SecretsService(self.clock, root_token=root_token)
         self.tls = None  # TLSMaterial when the listeners serve HTTPS
-        self.journal = Journal()
+        self.journal = Journal(max_entries=journal_max_entries, max_bytes=journal_max_bytes)
         self.faults = FaultSet()
         self.scheduler_server: ServiceServer | None = None
         self.secrets_server: ServiceServer | None = None

@@ -1,31 +1,70 @@
 """The request journal: every request either service answered, for assertions in tests.
 
 Entries keep what a test asserts on (method, path, query, token kind, request body, status,
-response body) and never the token itself; private keys and client secrets in bodies are
-replaced by ``"<redacted>"`` unless the journal is told otherwise (``redact=False``).
+response body) and never the token itself. Secrets are replaced by ``"<redacted>"`` unless the
+journal is told otherwise (``redact=False``), whatever the body's encoding (:func:`redact_body`):
+JSON (by field, at any depth), form-urlencoded (by field, keys and values percent-decoded),
+anything else - invalid JSON included - by field-looking text (``"id": "..."``, ``id=...``) and by
+PEM private-key blocks, cut short or not; query strings by parameter. Responses are redacted the
+same way (``auth.client_token``, ``private_key``, ``wrap_info.token``, ``SecretID``...).
 
-Recording is cheap: the raw body bytes are kept, and decoded (JSON) and redacted the first time the
-entries are read; whether to redact is decided when the request is recorded. The journal keeps the
-bodies of the newest entries up to :data:`BODY_BUDGET` bytes (request + response); older entries
-keep everything else and show :data:`DROPPED` as their bodies, so a long-running ``schedpki serve``
-does not grow without bound. The pytest plugin clears the journal before every test.
+**Bounded.** The journal keeps its newest :attr:`Journal.max_entries` entries (default
+:data:`MAX_ENTRIES`) and at most :attr:`Journal.max_bytes` bytes (default :data:`MAX_BYTES`), where an
+entry counts its raw request and response bodies, its path and query, plus :data:`ENTRY_OVERHEAD`
+bytes for its metadata (the record, its time, its query mapping). Older entries are evicted, oldest
+first, in O(1) per request; :attr:`Journal.evicted` counts them. An entry whose bodies alone exceed
+``max_bytes`` keeps its metadata and shows :data:`DROPPED` as its bodies. Both bounds are knobs:
+``Double(journal_max_entries=, journal_max_bytes=)``, the ini options
+``schedpki_journal_max_entries``/``schedpki_journal_max_bytes``, ``schedpki serve
+--journal-max-entries/--journal-max-bytes`` and ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/
+``$SCHEDPKI_JOURNAL_MAX_BYTES``. The pytest plugin clears the journal before every test.
+
+Recording is cheap: the raw body bytes are kept, and decoded (JSON) and redacted each time the
+entries are read; whether to redact is decided when the request is recorded.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
+import os
 import re
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
-SECRET_KEYS = {"private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle",
-               "token", "id", "SecretID"}  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+SECRET_KEYS = frozenset({
+    "private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle", "token", "id",
+    "SecretID", "secret_id", "client_secret", "password",
+})  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+REDACTED = "<redacted>"
 TOO_DEEP = "<redacted: nested too deeply to check for secrets>"
-BODY_BUDGET = 32 * 1024 * 1024  # bytes of request and response bodies kept, newest entries first
-DROPPED = "<dropped: the journal keeps the bodies of its newest entries only>"
-_PEM_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
+MAX_ENTRIES = 10_000  # entries kept by default, newest first
+MAX_BYTES = 16 * 1024 * 1024  # bytes kept by default (bodies, path, query and ENTRY_OVERHEAD per entry)
+ENTRY_OVERHEAD = 512  # bytes counted per entry for its metadata (tracemalloc: ~340, plus path and body objects)
+DROPPED = "<dropped: the bodies of this entry alone exceed the journal's byte bound>"
+# a PEM private-key block, also cut short (no END line): everything from BEGIN to END or to the end
+_PEM_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
+_KEY_NAMES = "|".join(sorted(map(re.escape, SECRET_KEYS), key=len, reverse=True))
+# "key": "value" (or 'key': 'value', or an unquoted value) in text that is not valid JSON
+_JSONISH_FIELD = re.compile(
+    r"""(?P<key>(?P<q>["'])(?:""" + _KEY_NAMES
+    + r""")(?P=q)\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|[^\s,}\]]+)""")
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a whole number, got {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"${name} must not be negative, got {value}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -60,7 +99,7 @@ def _decode(raw: bytes, redacting: bool = False) -> Any:
     try:
         value = json.loads(text)
     except ValueError:
-        return text
+        return redact_text(text) if redacting else text
     except RecursionError:  # nested deeper than Python's json decodes: keep the text unless redacting
         return TOO_DEEP if redacting else text
     if redacting:
@@ -71,101 +110,128 @@ def _decode(raw: bytes, redacting: bool = False) -> Any:
     return value
 
 
-def redact_query(query: str) -> str:
-    """A query string with the values of secret parameters (``?token=...``) replaced by ``<redacted>``."""
-    from urllib.parse import parse_qsl, urlencode
+def _secret_value(key: str, value: str) -> str:
+    if key in SECRET_KEYS and value:
+        return REDACTED
+    return _PEM_KEY.sub(REDACTED, value) if "PRIVATE KEY" in value else value
 
+
+def redact_query(query: str) -> str:
+    """A query string (or form body) with the values of secret parameters (``?token=...``) and PEM
+    private keys in any value replaced by ``<redacted>``; unchanged when there is none."""
     pairs = parse_qsl(query, keep_blank_values=True)
-    if not any(k in SECRET_KEYS for k, _ in pairs):
+    cleaned = [(k, _secret_value(k, v)) for k, v in pairs]
+    if cleaned == pairs:
         return query
-    return urlencode([(k, "<redacted>" if k in SECRET_KEYS and v else v) for k, v in pairs], safe="<>")
+    return urlencode(cleaned, safe="<>")
+
+
+def redact_text(text: str) -> str:
+    """Text that is not valid JSON (form-urlencoded, cut-short or malformed JSON, plain text) with
+    its secrets replaced by ``<redacted>``: PEM private-key blocks (also without their END line),
+    the values of secret fields written JSON-style (``"id": "..."``, ``'id': '...'``, unquoted),
+    and, when the text parses as ``key=value&...``, the values of secret parameters and PEM keys in
+    any value (percent-decoded first, so ``%69d=`` or ``%2D%2D%2D%2D%2DBEGIN`` hide nothing)."""
+    text = _PEM_KEY.sub(REDACTED, text)
+    text = _JSONISH_FIELD.sub(lambda m: m.group("key") + '"<redacted>"', text)
+    if "=" in text:
+        text = redact_query(text)
+    return text
 
 
 def redact(value: Any) -> Any:
-    """A copy of ``value`` with secret fields and PEM private keys replaced by ``"<redacted>"``."""
+    """A copy of ``value`` (parsed JSON) with secret fields and PEM private keys replaced by
+    ``"<redacted>"``."""
     if isinstance(value, dict):
-        return {k: ("<redacted>" if k in SECRET_KEYS and v not in (None, "") else redact(v)) for k, v in value.items()}
+        return {k: (REDACTED if k in SECRET_KEYS and v not in (None, "") else redact(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
-    if isinstance(value, str) and "PRIVATE KEY-----" in value:
-        return _PEM_KEY.sub("<redacted>", value)
+    if isinstance(value, str) and "PRIVATE KEY" in value:
+        return _PEM_KEY.sub(REDACTED, value)
     return value
+
+
+def redact_body(raw: bytes) -> Any:
+    """A raw body as the journal shows it when redacting: parsed JSON with secrets redacted, or
+    text redacted by :func:`redact_text` (``None`` for an empty body)."""
+    return _decode(raw, True)
 
 
 class _Raw(tuple):
     """A recorded request not decoded yet: the arguments of :meth:`Journal.record`, the time and
-    whether to redact."""
+    whether to redact (``body`` and ``response`` are ``None`` when dropped)."""
+
+    __slots__ = ()
 
     def decode(self) -> JournalEntry:
         service, method, path, query, token_kind, body, status, response, when, redacting = self
-        if body is None:  # bodies dropped (over the budget)
+        if redacting and query:
+            query = {k: _secret_value(k, v) for k, v in query.items()}
+        if body is None:  # bodies dropped (over the byte bound on their own)
             return JournalEntry(service, method, path, query, token_kind, DROPPED, status, DROPPED, when)
         return JournalEntry(service, method, path, query, token_kind, _decode(body, redacting), status,
                             _decode(response, redacting), when)
 
-    def without_bodies(self) -> _Raw:
-        return _Raw((*self[:5], None, self[6], None, *self[8:]))
-
 
 class Journal:
-    """Thread-safe list of :class:`JournalEntry`, newest last. ``redact`` (default True) hides
-    secrets in recorded bodies; ``enabled`` turns recording off; ``body_budget`` (bytes, default
-    :data:`BODY_BUDGET`) bounds the bodies kept (see the module doc)."""
+    """Thread-safe, bounded list of :class:`JournalEntry`, newest last (see the module doc).
 
-    def __init__(self, redact: bool = True, body_budget: int = BODY_BUDGET):
+    ``redact`` (default True) hides secrets in recorded bodies and queries; ``enabled`` turns
+    recording off; ``max_entries`` and ``max_bytes`` bound what is kept (``None``: the environment's
+    ``SCHEDPKI_JOURNAL_MAX_ENTRIES``/``SCHEDPKI_JOURNAL_MAX_BYTES``, else :data:`MAX_ENTRIES` and
+    :data:`MAX_BYTES`; 0 keeps nothing). Raises ValueError for a negative bound.
+    """
+
+    def __init__(self, redact: bool = True, max_entries: int | None = None, max_bytes: int | None = None):
         self.redact = redact
         self.enabled = True
-        self.body_budget = body_budget
-        self._entries: list[JournalEntry | _Raw] = []
-        self._sizes: list[int] = []  # body bytes of each entry as recorded
-        self._kept = 0  # body bytes of the entries that still have their bodies
-        self._first_kept = 0  # index of the oldest entry that still has its bodies
+        self.max_entries = _env_int("SCHEDPKI_JOURNAL_MAX_ENTRIES", MAX_ENTRIES) if max_entries is None else max_entries
+        self.max_bytes = _env_int("SCHEDPKI_JOURNAL_MAX_BYTES", MAX_BYTES) if max_bytes is None else max_bytes
+        if self.max_entries < 0 or self.max_bytes < 0:
+            raise ValueError("journal bounds must not be negative")
+        self.evicted = 0  # entries evicted since the last clear()
+        self._entries: collections.deque[tuple[_Raw, int]] = collections.deque()  # (entry, counted bytes)
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes the kept entries count against :attr:`max_bytes`."""
+        return self._bytes
 
     def record(self, service: str, method: str, path: str, query: dict[str, str], token_kind: str,
                body: bytes, status: int, response: bytes) -> None:
-        """Record one answered request; ``body``/``response`` are the raw bytes (decoded on read)."""
+        """Record one answered request; ``body``/``response`` are the raw bytes (decoded on read).
+        Evicts the oldest entries beyond the bounds (O(1) per request, amortised)."""
         if not self.enabled:
             return
-        if self.redact and query and not SECRET_KEYS.isdisjoint(query):  # ?token=... of wrapping lookups
-            query = {k: "<redacted>" if k in SECRET_KEYS and v else v for k, v in query.items()}
+        meta = ENTRY_OVERHEAD + len(path) + sum(len(k) + len(v) for k, v in query.items())
+        if meta + len(body) + len(response) > self.max_bytes:
+            body = response = None  # too big on its own: keep what a test asserts on besides the bodies
+            size = meta
+        else:
+            size = meta + len(body) + len(response)
         raw = _Raw((service, method, path, query, token_kind, body, status, response,
                     datetime.datetime.now(datetime.timezone.utc), self.redact))
-        size = len(body) + len(response)
         with self._lock:
-            self._entries.append(raw)
-            self._sizes.append(size)
-            self._kept += size
-            while self._kept > self.body_budget and self._first_kept < len(self._entries) - 1:
-                self._drop_bodies_locked(self._first_kept)
-
-    def _drop_bodies_locked(self, index: int) -> None:
-        entry = self._entries[index]
-        if type(entry) is _Raw:
-            self._entries[index] = entry.without_bodies()
-        else:
-            self._entries[index] = replace(entry, body=DROPPED, response=DROPPED)
-        self._kept -= self._sizes[index]
-        self._first_kept = index + 1
+            self._entries.append((raw, size))
+            self._bytes += size
+            while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
+                self._bytes -= self._entries.popleft()[1]
+                self.evicted += 1
 
     def entries(self, service: str | None = None) -> list[JournalEntry]:
-        """All entries (of one service if given), oldest first."""
+        """All kept entries (of one service if given), oldest first, decoded (and redacted) anew."""
         with self._lock:
-            out = []
-            for i, entry in enumerate(self._entries):
-                if type(entry) is _Raw:
-                    entry = self._entries[i] = entry.decode()
-                if service is None or entry.service == service:
-                    out.append(entry)
-            return out
+            kept = [raw for raw, _ in self._entries if service is None or raw[0] == service]
+        return [raw.decode() for raw in kept]
 
     def clear(self) -> None:
-        """Forget every entry."""
+        """Forget every entry (and the eviction count)."""
         with self._lock:
-            self._entries = []
-            self._sizes = []
-            self._kept = 0
-            self._first_kept = 0
+            self._entries.clear()
+            self._bytes = 0
+            self.evicted = 0
 
     def find(self, method: str | None = None, path: str | None = None, service: str | None = None,
              status: int | None = None, token_kind: str | None = None, body: dict | None = None) -> list[JournalEntry]:
@@ -203,6 +269,9 @@ class Journal:
                 or (method and e.method == method.upper())]
         lines = [f"expected {count if count is not None else 'at least 1'} request(s) {wanted} {extras or ''}".rstrip()
                  + f", found {len(found)}"]
+        if self.evicted:
+            lines.append(f"({self.evicted} older request(s) were evicted: the journal keeps {self.max_entries} "
+                         f"entries and {self.max_bytes} bytes; see Journal.max_entries/max_bytes)")
         if near:
             lines.append("near misses:")
             lines += [f"  {e.summary()} token={e.token_kind} body={e.body!r}"[:300] for e in near[-10:]]

@@ -4,7 +4,8 @@ Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
-  the rootdir), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
+  the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys`` and the journal bounds
+  ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -32,7 +33,9 @@ class Settings:
     CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
     pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
-    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys)."""
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys); ``journal_max_entries``/``journal_max_bytes``
+    bound the request journal (``None``: ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000
+    entries and 16 MiB)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -42,6 +45,8 @@ class Settings:
     enterprise: bool = False
     rsa_key_pool: int | None = None
     deterministic_keys: str | None = None
+    journal_max_entries: int | None = None
+    journal_max_bytes: int | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
                   default="")
     parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
+    parser.addini("schedpki_journal_max_entries", "requests kept in the journal, newest first (default 10000)", default="")
+    parser.addini("schedpki_journal_max_bytes", "bytes the request journal keeps, metadata included (default 16 MiB)",
+                  default="")
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -79,6 +87,8 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         enterprise=pytestconfig.getini("schedpki_enterprise"),
         rsa_key_pool=_int_or_none(pytestconfig.getini("schedpki_rsa_key_pool"), "schedpki_rsa_key_pool"),
         deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
+        journal_max_entries=_int_or_none(pytestconfig.getini("schedpki_journal_max_entries"), "schedpki_journal_max_entries"),
+        journal_max_bytes=_int_or_none(pytestconfig.getini("schedpki_journal_max_bytes"), "schedpki_journal_max_bytes"),
     )
 
 
@@ -96,7 +106,9 @@ def _int_or_none(text: str, name: str) -> int | None:
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
-                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys)
+                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
+                    journal_max_entries=schedpki_settings.journal_max_entries,
+                    journal_max_bytes=schedpki_settings.journal_max_bytes)
     double.secrets.enterprise = schedpki_settings.enterprise
     for seed in schedpki_settings.seeds:
         double.seed(seed)

@@ -10,7 +10,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pytest_schedpki.journal import DROPPED, Journal
+from pytest_schedpki.journal import DROPPED, ENTRY_OVERHEAD, Journal
 from pytest_schedpki.secrets.pki.model import CertRecord, CertStore, PkiState
 from pytest_schedpki.secrets.pki.x509 import pem_of
 
@@ -71,16 +71,19 @@ def test_cert_record_makes_its_pem_on_demand():
     assert replace(record, role="r") == CertRecord("01", cert, None, "i", "r")
 
 
-def test_journal_keeps_the_bodies_of_the_newest_entries_within_its_budget():
-    journal = Journal(body_budget=300)
+def test_journal_evicts_its_oldest_entries_beyond_its_byte_bound():
+    response = b'{"x": "%s"}' % (b"y" * 90)
+    each = ENTRY_OVERHEAD + len("/v1/p0") + len(b'{"n": 0}') + len(response)  # one entry's counted bytes
+    journal = Journal(max_bytes=3 * each)
     for i in range(5):
-        journal.record("secrets", "POST", f"/v1/p{i}", {}, "root", b'{"n": %d}' % i, 200, b'{"x": "%s"}' % (b"y" * 90))
+        journal.record("secrets", "POST", f"/v1/p{i}", {}, "root", b'{"n": %d}' % i, 200, response)
     entries = journal.entries()
-    assert [e.path for e in entries] == [f"/v1/p{i}" for i in range(5)]  # every entry stays
-    assert [e.body for e in entries[:3]] == [DROPPED] * 3 and entries[3].response == {"x": "y" * 90}
-    assert entries[4].body == {"n": 4} and entries[4].status == 200
-    journal.record("secrets", "GET", "/v1/big", {}, "root", b"", 200, b'"%s"' % (b"z" * 1000))
-    assert journal.entries()[-1].response == "z" * 1000  # the newest entry keeps its body even alone
+    assert [e.path for e in entries] == ["/v1/p2", "/v1/p3", "/v1/p4"] and journal.evicted == 2
+    assert entries[0].body == {"n": 2} and entries[2].response == {"x": "y" * 90} and entries[2].status == 200
+    assert journal.size_bytes == 3 * each
+    journal.record("secrets", "GET", "/v1/big", {}, "root", b"", 200, b'"%s"' % (b"z" * 10 * each))
+    last = journal.entries()[-1]  # alone over the bound: metadata kept, bodies dropped
+    assert (last.path, last.status, last.body, last.response) == ("/v1/big", 200, DROPPED, DROPPED)
     journal.clear()
     journal.record("secrets", "GET", "/v1/again", {}, "root", b"", 200, b"{}")
-    assert journal.entries()[0].response == {}
+    assert journal.entries()[0].response == {} and journal.evicted == 0

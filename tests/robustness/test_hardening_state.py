@@ -8,9 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import tracemalloc
 import urllib.request
 
 import pytest
+
+from pytest_schedpki import Double
+from pytest_schedpki.journal import Journal
 
 
 # -- defect 3: reset on `schedpki serve` -----------------------------------------------------------
@@ -28,11 +32,13 @@ def _call(url: str, method: str = "GET", token: str | None = None, body: bytes |
 
 
 @pytest.fixture()
-def served():
-    """``schedpki serve`` on free ports of 127.0.0.1 with the default seed; yields the two base URLs."""
+def served(request):
+    """``schedpki serve`` on free ports of 127.0.0.1 with the default seed (extra arguments from
+    ``@pytest.mark.parametrize("served", [[...]], indirect=True)``); yields the two base URLs."""
+    extra = getattr(request, "param", [])
     proc = subprocess.Popen([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--scheduler-port", "0",
-                             "--secrets-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "SCHEDPKI_RSA_KEY_POOL": "0"})
+                             "--secrets-port", "0", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "SCHEDPKI_RSA_KEY_POOL": "0"})
     urls: dict[str, str] = {}
     try:
         for line in proc.stdout:
@@ -130,3 +136,75 @@ def test_non_sudo_token_cannot_widen_its_child(double, body, error):
     before = set(double.secrets.tokens.tokens)
     assert _create(double, creator, body) == (400, {"errors": [error]})
     assert set(double.secrets.tokens.tokens) == before
+
+
+
+# -- defect 4: the journal is bounded in entries and bytes ---------------------------------------
+def _read(journal: Journal, i: int, query: dict | None = None) -> None:
+    journal.record("secrets", "GET", "/v1/pki/roles/example-dot-com", query or {}, "root", b"", 200,
+                   b'{"data":{"n":%d}}' % i)
+
+
+def test_journal_keeps_its_newest_entries_within_the_entry_bound():
+    journal = Journal(max_entries=100)
+    for i in range(1000):
+        _read(journal, i)
+    entries = journal.entries()
+    assert len(entries) == 100 and journal.evicted == 900
+    assert [e.response["data"]["n"] for e in entries] == list(range(900, 1000))
+
+
+def test_journal_counts_metadata_against_the_byte_bound():
+    journal = Journal(max_entries=10**9, max_bytes=64 * 1024)
+    for i in range(5000):  # empty bodies: only the metadata counts, and it must be bounded too
+        journal.record("scheduler", "GET", "/v1/acl/auth-methods", {"index": str(i)}, "management", b"", 200, b"")
+    assert journal.size_bytes <= 64 * 1024 and 0 < len(journal.entries()) < 5000
+    assert journal.entries()[-1].query == {"index": "4999"}
+
+
+def test_journal_memory_stays_flat_under_read_only_traffic():
+    journal = Journal(max_bytes=1024 * 1024)
+    for i in range(2000):  # fill it up to its bound first
+        _read(journal, i, {"stale": "", "i": str(i)})
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(30_000):
+            _read(journal, i, {"stale": "", "i": str(i)})
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 1024 * 1024, f"the journal grew by {grown} bytes over 30,000 requests"
+
+
+def test_double_journal_bound_and_assertion_helpers():
+    double = Double(journal_max_entries=5).start()
+    try:
+        for _ in range(12):
+            assert _call(double.secrets_url + "/v1/sys/health")[0] == 200
+        assert len(double.journal.entries()) == 5 and double.journal.evicted == 7
+        double.journal.assert_request_made("GET", "/v1/sys/health", count=5)
+        with pytest.raises(AssertionError, match="7 older request\\(s\\) were evicted: the journal keeps 5 entries"):
+            double.journal.assert_request_made("GET", "/v1/sys/health", count=12)
+        double.reset()
+        assert double.journal.entries() == [] and double.journal.evicted == 0
+    finally:
+        double.stop()
+
+
+def test_journal_bounds_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SCHEDPKI_JOURNAL_MAX_ENTRIES", "7")
+    monkeypatch.setenv("SCHEDPKI_JOURNAL_MAX_BYTES", "123456")
+    journal = Double().journal
+    assert (journal.max_entries, journal.max_bytes) == (7, 123456)
+    monkeypatch.setenv("SCHEDPKI_JOURNAL_MAX_ENTRIES", "-1")
+    with pytest.raises(ValueError, match="SCHEDPKI_JOURNAL_MAX_ENTRIES must not be negative"):
+        Double()
+
+
+@pytest.mark.parametrize("served", [["--journal-max-entries", "3"]], indirect=True)
+def test_serve_journal_max_entries(served):
+    for _ in range(10):
+        assert _call(served["secrets"] + "/v1/sys/health")[0] == 200
+    status, body = _call(served["secrets"] + "/_schedpki/journal")
+    assert status == 200 and [e["path"] for e in json.loads(body)] == ["/v1/sys/health"] * 3
