@@ -3,8 +3,11 @@
 With ``min_index`` > 0 a query re-runs until its result index exceeds ``min_index`` or the wait
 ends: ``wait`` (nanoseconds; <= 0 or above 300s means 300s, Nomad's default and cap) plus a random
 jitter of up to wait/16. The wait is **real time** (:func:`~pytest_schedpki.clock.real_monotonic`)
-on a condition variable that every write notifies, so a frozen or manual clock never makes it spin
-or hang; on timeout the latest result is returned with status 200 (possibly the same index).
+on a condition variable that is notified only when what a waiter sees can have changed - a write,
+a replication sync or knob change, a lagged write becoming visible (found by any reader, or by the
+waiter's own timed wake-up at the lag's expiry) - so a frozen or manual clock never makes it spin
+or hang, and plain reads never wake the parked queries; on timeout the latest result is returned
+with status 200 (possibly the same index).
 """
 
 from __future__ import annotations

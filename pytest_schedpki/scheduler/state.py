@@ -354,7 +354,7 @@ class SchedulerState:
 
     def _view(self, region: str | None) -> tuple[dict, int]:
         if not region or region == self._local:
-            self._replica.advance()
+            self._advance_locked()
             return self._replica.methods, self._replica.table_index
         if region == self._authoritative:
             return self._methods, self._table
@@ -364,13 +364,19 @@ class SchedulerState:
         with self._cond:
             result = block_until(self._cond, run, min_index, wait_ns, self._replica.next_visibility_in)
             local = not region or region == self._local
-            if local:
+            if local:  # counts for an ``after_reads`` lag: wake the waiters only if a write became visible
                 self._replica.note_read()
-                self._cond.notify_all()
+                self._advance_locked()
             if local and not self.leader:
                 lost = (self.clock.now() - self._leader_lost_at).total_seconds()
                 return replace(result, known_leader=False, last_contact_ms=max(int(lost * 1000), 0))
             return result
+
+    def _advance_locked(self) -> None:
+        """Apply the pending writes that became visible (lag expired, enough reads) and wake the
+        parked blocking queries only then: a read that changes nothing wakes nobody."""
+        if self._replica.advance():
+            self._cond.notify_all()
 
     # -- replication knobs ----------------------------------------------------------------------
     def set_lag(self, lag=None) -> None:
@@ -426,7 +432,7 @@ class SchedulerState:
     def replicated_view(self) -> RegionView:
         """The local region's methods and indexes (what reads see), after applying visible writes."""
         with self._lock:
-            self._replica.advance()
+            self._advance_locked()
             r = self._replica
             raft = r.raft_index if self._federated() else self._raft
             return RegionView(self._local, MappingProxyType(dict(r.methods)), r.table_index, raft, len(r.pending))
