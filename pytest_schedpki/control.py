@@ -118,7 +118,7 @@ def make_control_app(double: Double):
             double.secrets.sealed = action == "seal"
             return _json({"sealed": double.secrets.sealed})
         if action == "keypool" and method == "GET":
-            from .secrets.pki import keypool
+            from .secrets.engines.pki.authority import keypool
 
             return _json(keypool.current().status())
         if action == "leader" and method == "POST":

@@ -22,9 +22,9 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, fields
 
-from ..godur import GoDurationError, parse_duration
-from .gojson import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, go_format_value, kind_name
-from .gotime import ZERO_TIME, GoTimeError, parse_rfc3339
+from ..golang.duration import GoDurationError, parse_duration
+from ..golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, go_format_value, kind_name
+from ..golang.time import ZERO_TIME, GoTimeError, parse_rfc3339
 from .model import AuthMethod, AuthMethodConfig, OIDCClientAssertion, PrivateKey, frozen_map
 
 AUX_METHOD_TYPE = "struct { MaxTokenTTL interface {}; *structs.Alias }"

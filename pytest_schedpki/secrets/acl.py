@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from .policy_parser import parse_policy
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .auth.token.store import Token
     from .service import SecretsService
-    from .tokens import Token
 
 DEFAULT_POLICY = """path "auth/token/lookup-self" {
     capabilities = ["read"]
@@ -77,7 +77,7 @@ class Policy:
 
     def describe(self) -> dict:
         """``data`` of ``GET sys/policies/acl/:name``."""
-        from .tokens import rfc3339_nano
+        from .auth.token.store import rfc3339_nano
 
         return {"allow_slashes_in_identity_templates": False, "allow_wildcards_in_identity_templates": False,
                 "cas_required": False, "modified": rfc3339_nano(self.modified), "name": self.name,

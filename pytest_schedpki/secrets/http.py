@@ -22,14 +22,10 @@ from typing import Any
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
+from ..golang.mime import MediaTypeError, parse_media_type
 from .acl import check_capability
-from .fields import ConversionError, duration_seconds, parse_go_bool
-from .gomime import MediaTypeError, parse_media_type
-from .jsonbody import parse_json_body
-from .router import LogicalRequest, Router
-from .service import SecretsService
-from .sys import SYS_ROUTER, TOKEN_ROUTER
-from .wire import (
+from .framework.fields import ConversionError, duration_seconds, parse_go_bool
+from .framework.logical import (
     JSON_HEADERS,
     LogicalError,
     LogicalResponse,
@@ -38,6 +34,10 @@ from .wire import (
     permission_denied,
     user_error,
 )
+from .framework.router import LogicalRequest, Router
+from .jsonbody import parse_json_body
+from .service import SecretsService
+from .sys import SYS_ROUTER, TOKEN_ROUTER
 
 MERGE_PATCH = "application/merge-patch+json"
 MAX_REQUEST_SIZE = 32 * 1024 * 1024  # OpenBao's default max_request_size (bytes)

@@ -13,9 +13,9 @@ from typing import Any
 
 from ..clock import Clock
 from .acl import Policy, default_policies
+from .auth.token.store import TokenStore, random_id
+from .framework.logical import user_error
 from .policy_parser import PolicyError, parse_policy
-from .tokens import TokenStore, random_id
-from .wire import user_error
 
 SYSTEM_DEFAULT_LEASE_TTL = 768 * 3600  # seconds; a dev server's default_lease_ttl and max_lease_ttl
 SYSTEM_MAX_LEASE_TTL = 768 * 3600
@@ -69,7 +69,7 @@ class Mount:
 
 
 def _engine_factories() -> dict[str, Any]:
-    from .pki.backend import PkiBackend
+    from .engines.pki.backend import PkiBackend
 
     return {"pki": PkiBackend}
 
@@ -163,7 +163,7 @@ class SecretsService:
         """Keep ``response`` (a LogicalResponse) behind a new single-use wrapping token valid for
         ``ttl`` seconds; returns the ``wrap_info`` block (token, accessor, ttl, creation_time,
         creation_path) as OpenBao sends it."""
-        from .tokens import rfc3339_nano
+        from .auth.token.store import rfc3339_nano
 
         with self.lock:
             now = self.clock.now()
@@ -186,7 +186,7 @@ class SecretsService:
 
     def wrapping_info(self, token_id: str) -> dict[str, Any] | None:
         """``sys/wrapping/lookup`` data for a live wrapping token, or ``None``."""
-        from .tokens import rfc3339_nano
+        from .auth.token.store import rfc3339_nano
 
         with self.lock:
             if self.tokens.lookup(token_id, self.clock.now()) is None or token_id not in self.wrapped:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .fields import (
+from .framework.fields import (
     ANY,
     BOOL,
     COMMA_STRING_SLICE,
@@ -19,9 +19,9 @@ from .fields import (
     Field,
     duration_seconds,
 )
-from .router import LogicalRequest, Path, Router
+from .framework.logical import LogicalError, LogicalResponse, not_found, user_error
+from .framework.router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
-from .wire import LogicalError, LogicalResponse, not_found, user_error
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:
