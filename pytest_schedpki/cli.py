@@ -94,7 +94,7 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     material = None
     if args.tls:
-        from .tls import create_tls_material
+        from .tls import create_tls_material  # lazy for start-up time: loads cryptography
 
         material = create_tls_material(args.host)
     try:

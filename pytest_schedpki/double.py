@@ -43,7 +43,7 @@ class Double:
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
                  rsa_key_pool: int | None = None, deterministic_keys: str | None = None):
         if rsa_key_pool is not None or deterministic_keys is not None:
-            from .secrets.engines.pki.authority import keypool
+            from .secrets.engines.pki.authority import keypool  # lazy for start-up time: loads cryptography
 
             keypool.configure(size=rsa_key_pool, seed=deterministic_keys)
         self.clock = SwitchableClock(clock)

@@ -1,44 +1,66 @@
 """The PKI engine of one mount: its state and its routes.
 
-Routes come from the modules that own them (each exports ``paths(backend) -> list[Path]``); order
-matters only where two patterns could match the same path (specific ones first).
+Each sub-package owns the path table of its rooms (``authority/routes.py``, ``issuance/routes.py``,
+``revocation/routes.py``, ``enterprise/routes.py``); this module joins them with the two tables of
+the engine's top level (``fetch``, ``certs``). Patterns of different tables never match the same
+path, so the order of the tables does not change routing; inside a table, specific paths come first.
+
+The engine reaches its host only through :class:`~pytest_schedpki.secrets.framework.engine.EngineHost`
+(clock, lock, enterprise flag) and :class:`~pytest_schedpki.secrets.framework.engine.MountInfo` (TTL
+defaults); it never imports the service.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import datetime
+from collections.abc import Callable
+from typing import Any
 
-from pytest_schedpki.secrets.framework.router import Router
+from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
+from pytest_schedpki.secrets.framework.router import Path, Router
 
+from . import certs, fetch
+from .authority import routes as authority_routes
+from .enterprise import routes as enterprise_routes
+from .issuance import routes as issuance_routes
 from .model import PkiState
+from .revocation import routes as revocation_routes
+from .revocation.crl import rebuild_crls
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pytest_schedpki.secrets.service import Mount, SecretsService
-
-# modules under pytest_schedpki.secrets.engines.pki that contribute paths, in routing order
-PATH_MODULES = ("authority.issuers", "authority.keys", "authority.ca_generate", "authority.ca_import", "revocation.crl", "fetch", "issuance.roles", "issuance.issue", "issuance.sign_intermediate", "issuance.sign_self_issued", "issuance.sign_verbatim", "certs", "revocation.revoke", "enterprise.cert_metadata", "enterprise.external_policy", "revocation.tidy", "revocation.issuer_revoke")
+# the path tables of the engine, in routing order
+PATH_TABLES: tuple[Callable[[PkiBackend], list[Path]], ...] = (
+    authority_routes.paths, issuance_routes.paths, revocation_routes.paths, enterprise_routes.paths, fetch.paths,
+    certs.paths)
 
 
 class PkiBackend:
     """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
 
-    ``service`` gives the clock (``service.clock.now()``) and ``mount`` the TTL defaults
+    ``service`` (an :class:`EngineHost`) gives the clock (``service.clock.now()``), the lock and the
+    enterprise flag; ``mount`` (a :class:`MountInfo`) the TTL defaults
     (``mount.effective_default_ttl()``, ``mount.effective_max_ttl()``, seconds).
     """
 
-    def __init__(self, service: SecretsService, mount: Mount):
+    def __init__(self, service: EngineHost, mount: MountInfo):
         self.service = service
         self.mount = mount
         self.state = PkiState()
-        paths = []
-        for name in PATH_MODULES:
-            paths.extend(importlib.import_module(f"{__package__}.{name}").paths(self))
+        # what reacts when the set of issuers changes (generate, import, delete): the CRLs
+        self.issuer_listeners: list[Callable[[PkiBackend], Any]] = [rebuild_crls]
+        paths: list[Path] = []
+        for table in PATH_TABLES:
+            paths.extend(table(self))
         self.router = Router(paths)
 
-    def now(self):
+    def now(self) -> datetime.datetime:
         """The double's clock (aware UTC datetime)."""
         return self.service.clock.now()
+
+    def issuers_changed(self) -> None:
+        """Announce that issuers were created, imported or deleted; each listener (the CRL side:
+        ``rebuild_crls``, which signs a fresh CRL per issuer) reacts."""
+        for listener in self.issuer_listeners:
+            listener(self)
 
     def snapshot(self) -> Any:
         return self.state.copy()

@@ -7,7 +7,7 @@ Serials are accepted colon- or hyphen-separated in any case and stored lowercase
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import serialization
 
@@ -18,11 +18,14 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from .codecs.rfc3339 import format_rfc3339_nano
 from .model import CertRecord, normalize_serial
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .backend import PkiBackend
+
 # OpenBao's pattern is [0-9A-Fa-f-:]+; the exact serial "ca" is the CA certificate (fetch.py)
 SERIAL_RE = r"(?!ca(?:/|$))(?P<serial>[0-9A-Fa-f:-]+)"
 
 
-def find_cert(backend: Any, serial: str) -> CertRecord | None:
+def find_cert(backend: PkiBackend, serial: str) -> CertRecord | None:
     """The stored certificate with ``serial`` (any accepted spelling), or ``None``."""
     record = backend.state.certs.get(normalize_serial(serial))
     if record is None or not record.stored:
@@ -54,7 +57,7 @@ def list_page(serials: list[str], after: str, limit: int) -> list[str]:
     return keys[:limit] if limit > 0 else keys
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``cert/:serial`` (JSON), ``cert/:serial/raw`` (DER, ``application/pkix-cert``),
     ``cert/:serial/raw/pem`` (``application/pem-certificate-chain``) and ``certs/`` (list).
 

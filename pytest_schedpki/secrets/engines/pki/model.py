@@ -13,6 +13,8 @@ from typing import Any
 
 from cryptography import x509
 
+from .codecs.x509 import pem_of
+
 
 def serial_to_hex(serial: int) -> str:
     """A certificate serial as OpenBao prints it: lowercase colon-separated hex bytes
@@ -108,8 +110,6 @@ class CertRecord:
 
 
 def _canonical_pem(certificate: x509.Certificate) -> str:
-    from .codecs.x509 import pem_of  # remembers recent PEMs (the response just encoded this one)
-
     return pem_of(certificate)
 
 

@@ -140,9 +140,7 @@ def _generate_root(backend: PkiBackend, req: LogicalRequest, rotate: bool = Fals
     serial = serial_to_hex(cert.serial_number)
     state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pem_of(cert),
                                      issuer_id=issuer.issuer_id, issued_at=now)
-    from ..revocation.crl import rebuild_crls
-
-    rebuild_crls(backend)
+    backend.issuers_changed()
     constraints = cert.extensions.get_extension_for_class(cx509.BasicConstraints).value
     if constraints.path_length == 0:
         response.add_warning(PATH_ZERO_WARNING)

@@ -166,9 +166,7 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
     if not aia_configured(state):
         response.add_warning(AIA_WARNING)
     if created:
-        from ..revocation.crl import rebuild_crls
-
-        rebuild_crls(backend)
+        backend.issuers_changed()
     return response
 
 

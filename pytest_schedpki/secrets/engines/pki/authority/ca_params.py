@@ -35,6 +35,7 @@ from ..issuance.validity import (
     check_order,
     leaf_not_after,
 )
+from .keys import KeyNotFound, resolve_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -123,8 +124,6 @@ def generation_params(backend: PkiBackend, data: FieldData) -> GenerationParams:
                              "arguments can be set in this mode")
         if kind == "kms":
             raise user_error('failed to get external key: invalid key reference: must be "<config name>:<key name>"')
-        from .keys import KeyNotFound, resolve_key
-
         try:
             existing = resolve_key(backend.state, data.get("key_ref"))
         except KeyNotFound as exc:

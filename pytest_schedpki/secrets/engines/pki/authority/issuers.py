@@ -25,6 +25,7 @@ from pytest_schedpki.secrets.framework.logical import (
 )
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from ..codecs.rfc3339 import format_rfc3339_nano
 from ..codecs.x509 import key_type_of, pem_of
 from ..model import Issuer, Key, PkiState, serial_to_hex
 
@@ -215,8 +216,6 @@ def issuer_read_data(state: PkiState, issuer: Issuer) -> dict[str, Any]:
         data.update({k: (list(getattr(issuer, k)) or None) for k in AIA_FIELDS})
         data["enable_aia_url_templating"] = issuer.enable_aia_url_templating
     if issuer.revoked and issuer.revocation_time is not None:
-        from ..codecs.rfc3339 import format_rfc3339_nano
-
         data["revocation_time"] = int(issuer.revocation_time.timestamp())
         data["revocation_time_rfc3339"] = format_rfc3339_nano(issuer.revocation_time)
     return data
@@ -361,9 +360,7 @@ def _delete_issuer(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
         response.add_warning(f"Deleted issuer {issuer.issuer_id} (via issuer_ref {ref}); this was configured as the "
                              "default issuer. Operations without an explicit issuer will not work until a new "
                              "default is configured.")
-    from ..revocation.crl import rebuild_crls
-
-    rebuild_crls(backend)
+    backend.issuers_changed()
     return response
 
 

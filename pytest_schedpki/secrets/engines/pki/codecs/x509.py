@@ -36,6 +36,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pytest_schedpki.secrets.framework.logical import user_error
 
+from ..authority import keypool
 from .pem import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
@@ -85,8 +86,6 @@ def generate_key(key_type: str, key_bits: int) -> tuple[Any, str, int]:
     Keys come from the process's :mod:`.keypool` (pre-generated RSA keys; deterministic keys when
     configured).
     """
-    from ..authority import keypool
-
     key_bits = validate_key_type_length(key_type, key_bits)
     if key_type == "rsa":
         return keypool.current().rsa(key_bits), "rsa", key_bits

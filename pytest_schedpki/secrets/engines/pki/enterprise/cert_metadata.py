@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -34,6 +34,9 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..codecs.rfc3339 import format_rfc3339_nano
 from ..model import normalize_serial
 from .gate import enterprise_only, is_enterprise
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 # the request field the Enterprise variants of issue/sign/sign-verbatim declare
 CERT_METADATA_FIELDS: dict[str, Field] = {"cert_metadata": Field(STRING, "")}
@@ -74,7 +77,7 @@ def decode_cert_metadata(value: str) -> bytes:
         raise user_error(BAD_BASE64.format(index=_go_base64_error_index(value))) from None
 
 
-def take_cert_metadata(backend: Any, req: LogicalRequest, role: Any, path_kind: str) -> str | None:
+def take_cert_metadata(backend: PkiBackend, req: LogicalRequest, role: Any, path_kind: str) -> str | None:
     """The ``cert_metadata`` of ``req`` to store with the certificate about to be issued, or ``None``.
 
     ``role`` is the role record in effect (``None`` for sign-verbatim without a role); ``path_kind``
@@ -114,7 +117,7 @@ def take_cert_metadata(backend: Any, req: LogicalRequest, role: Any, path_kind: 
     return base64.b64encode(decode_cert_metadata(value)).decode()
 
 
-def store_cert_metadata(backend: Any, serial_hex: str, value: str | None, *,
+def store_cert_metadata(backend: PkiBackend, serial_hex: str, value: str | None, *,
                         certificate: x509.Certificate | None = None, issuer_id: str | None = None,
                         role: str | None = None) -> None:
     """Keep ``value`` (from :func:`take_cert_metadata`; ``None`` does nothing) for ``serial_hex``.
@@ -143,7 +146,7 @@ def store_cert_metadata(backend: Any, serial_hex: str, value: str | None, *,
     backend.state.extra[STORE_KEY] = {**backend.state.extra.get(STORE_KEY, {}), serial: record}
 
 
-def read_cert_metadata(backend: Any, serial: str) -> dict[str, Any] | None:
+def read_cert_metadata(backend: PkiBackend, serial: str) -> dict[str, Any] | None:
     """The ``data`` of ``cert-metadata/:serial`` (``serial_number``, ``issuer_id``, ``role``,
     ``expiration`` RFC 3339, ``cert_metadata`` base64 - omitted when empty), or ``None``."""
     record = backend.state.extra.get(STORE_KEY, {}).get(normalize_serial(serial))
@@ -155,7 +158,7 @@ def read_cert_metadata(backend: Any, serial: str) -> dict[str, Any] | None:
     return data
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``cert-metadata/:serial`` (read) and ``cert-metadata/`` (list), Enterprise only; both need a
     token. Unknown serial / nothing stored: 404 ``{"errors":[]}``."""
 

@@ -30,7 +30,7 @@ import contextlib
 import secrets
 import string
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -48,9 +48,13 @@ from ..codecs.rfc3339 import format_rfc3339_nano
 from ..issuance.issue import signing_issuer
 from ..issuance.leaf import FORMAT_ERROR, FORMATS, Leaf, SigningIssuer, response_data
 from ..issuance.roles import NAME_RE
+from ..issuance.sign_intermediate import intermediate_response_data
 from ..model import CertRecord, serial_to_hex
 from .external_policy_client import build_request, call_callable, call_url, is_loopback, parse_response
 from .gate import enterprise_only
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 CONFIG_KEY = "external_policy_config"
 SERVICE_KEY = "external_policy_service"
@@ -85,19 +89,19 @@ _LEASE_ALPHABET = string.ascii_letters + string.digits
 
 # -------------------------------------------------------------------------------------- configuration
 
-def _config(backend: Any) -> dict[str, Any]:
+def _config(backend: PkiBackend) -> dict[str, Any]:
     return {**DEFAULT_CONFIG, **backend.state.extra.get(CONFIG_KEY, {})}
 
 
-def _save_config(backend: Any, config: dict[str, Any]) -> None:
+def _save_config(backend: PkiBackend, config: dict[str, Any]) -> None:
     backend.state.extra[CONFIG_KEY] = dict(config)  # replaced, never mutated: snapshots share extra's values
 
 
-def _service(backend: Any) -> Any:
+def _service(backend: PkiBackend) -> Any:
     return getattr(backend, "external_policy", None) or backend.state.extra.get(SERVICE_KEY)
 
 
-def set_external_policy(backend: Any, service: Any, *, timeout: int | None = None) -> None:
+def set_external_policy(backend: PkiBackend, service: Any, *, timeout: int | None = None) -> None:
     """Plug the policy service of a mount (Python API, no HTTP).
 
     ``service``: a callable ``service(request: dict) -> dict`` (the CIEPS request and response
@@ -125,7 +129,7 @@ def set_external_policy(backend: Any, service: Any, *, timeout: int | None = Non
     _save_config(backend, config)
 
 
-def config_data(backend: Any) -> dict[str, Any]:
+def config_data(backend: PkiBackend) -> dict[str, Any]:
     """``config/external-policy`` as read: the settable fields plus ``external_service_last_updated``
     (RFC 3339, ``0001-01-01T00:00:00Z`` before any write), ``external_service_validated`` (a call
     succeeded since the last write), ``last_successful_request`` (RFC 3339 or ``""``), ``timeout`` in
@@ -194,7 +198,7 @@ def _validate_config(config: dict[str, Any]) -> None:
             raise user_error(f"failed to parse vault_client_cert_bundle: {exc}") from None
 
 
-def _write_config(backend: Any, req: LogicalRequest) -> LogicalResponse:
+def _write_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     """Merge the sent fields into the stored configuration (unsent fields keep their values), validate,
     and answer with the configuration as read."""
     config = _config(backend)
@@ -297,7 +301,7 @@ def _request_csr(req: LogicalRequest, mode: str) -> tuple[Any, str, Any]:
     return pkix.parse_csr(text), text, None
 
 
-def _call_service(backend: Any, request: dict[str, Any], config: dict[str, Any]) -> Any:
+def _call_service(backend: PkiBackend, request: dict[str, Any], config: dict[str, Any]) -> Any:
     service = _service(backend)
     with _released(backend.service.lock):
         if service is not None:
@@ -309,7 +313,7 @@ def _call_service(backend: Any, request: dict[str, Any], config: dict[str, Any])
                         client_bundle=config["vault_client_cert_bundle"])
 
 
-def handle_external(backend: Any, req: LogicalRequest, *, mode: str, from_path: bool) -> LogicalResponse:
+def handle_external(backend: PkiBackend, req: LogicalRequest, *, mode: str, from_path: bool) -> LogicalResponse:
     """One ``external-policy`` request; ``mode`` is ``issue``, ``sign`` or ``ica``.
 
     Order: enabled (400 :data:`NOT_ENABLED`) -> ``format`` (400) -> key generation / CSR (400) ->
@@ -358,8 +362,6 @@ def handle_external(backend: Any, req: LogicalRequest, *, mode: str, from_path: 
     now = backend.now()
     leaf = Leaf(certificate=certificate, private_key=private_key, issuer=chosen, warnings=[])
     if mode == "ica":  # the same format as root/sign-intermediate: ca_chain starts with the new certificate
-        from ..issuance.sign_intermediate import intermediate_response_data
-
         data = intermediate_response_data(certificate, chosen, fmt)
     else:
         data = response_data(leaf, fmt=fmt, private_key_format=req.data.get("private_key_format"),
@@ -378,7 +380,7 @@ def handle_external(backend: Any, req: LogicalRequest, *, mode: str, from_path: 
     return response
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``config/external-policy`` and the six ``external-policy`` issuance paths (update), all
     Enterprise only (enterprise.py)."""
 

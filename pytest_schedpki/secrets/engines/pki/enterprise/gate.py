@@ -15,22 +15,25 @@ time, so switching it after a mount was created takes effect on the next request
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pytest_schedpki.secrets.framework.fields import Field
 from pytest_schedpki.secrets.framework.router import Path
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
-def is_enterprise(backend: Any) -> bool:
+
+def is_enterprise(backend: PkiBackend) -> bool:
     """Whether the service of ``backend`` emulates Vault Enterprise."""
-    return bool(getattr(backend.service, "enterprise", False))
+    return bool(backend.service.enterprise)
 
 
 class _EnterpriseOnly:
     """An anchored pattern whose ``match`` finds nothing while the enterprise flag is off (compiled on
     the first match attempt with the flag on)."""
 
-    def __init__(self, pattern: str, backend: Any):
+    def __init__(self, pattern: str, backend: PkiBackend):
         self.pattern = pattern
         self.backend = backend
         self._regex: re.Pattern | None = None
@@ -45,13 +48,13 @@ class _EnterpriseOnly:
         return self.regex.match(text) if is_enterprise(self.backend) else None
 
 
-def enterprise_only(backend: Any, path: Path) -> Path:
+def enterprise_only(backend: PkiBackend, path: Path) -> Path:
     """Gate ``path`` (in place) on the enterprise flag of ``backend``'s service; returns it."""
     path.regex = _EnterpriseOnly("^" + path.pattern + "$", backend)  # type: ignore[assignment]
     return path
 
 
-def enterprise_variant(backend: Any, path: Path, extra_fields: dict[str, Field]) -> Path:
+def enterprise_variant(backend: PkiBackend, path: Path, extra_fields: dict[str, Field]) -> Path:
     """A gated copy of ``path`` whose schema also declares ``extra_fields`` (same handlers)."""
     copy = Path(path.pattern, {**path.fields, **extra_fields}, dict(path.operations),
                 unauthenticated=path.unauthenticated, sudo=path.sudo,

@@ -30,12 +30,14 @@ from typing import Any
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 
-from pytest_schedpki.secrets.framework.logical import user_error
+from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.secrets.framework.logical import internal_error, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 from ..authority.ca_params import CA_ROLE
+from ..authority.issuers import normalize_ref
 from ..codecs.x509 import parse_csr
-from .policy import PolicyError, check_csr_key
+from .policy import PolicyError, check_csr_key, resolve_names
 
 SIGNATURE_INVALID = "request signature invalid"
 _ANY_KEY_ROLE = SimpleNamespace(key_type="any", key_bits=0)
@@ -117,8 +119,6 @@ def csr_standard_names(csr: x509.CertificateSigningRequest) -> list[x509.General
 def issuer_reference(req: LogicalRequest) -> str:
     """``extractRef(data, "issuer_ref")``: trimmed, any casing of ``default`` as ``default``;
     ``""`` when empty (callers answer ``missing issuer reference``)."""
-    from ..authority.issuers import normalize_ref
-
     return normalize_ref(req.data.get("issuer_ref"))
 
 
@@ -175,8 +175,6 @@ def _go_url_parse_fails(uri: str) -> bool:
 def check_api_uris(uris: list[str]) -> None:
     """400 ``the provided URI Subject Alternative Name "<u>" is not a valid URI`` for the first
     request ``uri_sans`` entry Go's ``url.Parse`` would refuse (an approximation of its rules)."""
-    from pytest_schedpki.golang.duration import go_quote
-
     for uri in uris:
         if _go_url_parse_fails(uri):
             raise user_error(f"the provided URI Subject Alternative Name {go_quote(uri)} is not a valid URI")
@@ -184,10 +182,6 @@ def check_api_uris(uris: list[str]) -> None:
 
 def names_or_error(role: Any, request: dict[str, Any], csr: x509.CertificateSigningRequest | None) -> Any:
     """:func:`.policy.resolve_names` with its refusals as 400 (500 for the internal ones)."""
-    from pytest_schedpki.secrets.framework.logical import internal_error
-
-    from .policy import resolve_names
-
     try:
         return resolve_names(role, request, csr)
     except PolicyError as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -24,6 +24,7 @@ from pytest_schedpki.secrets.framework.fields import BOOL, COMMA_STRING_SLICE, D
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from ..authority.issuers import IssuerNotFound, aia_for, chain_for, issuer_key, resolve_issuer
 from ..codecs import x509 as pkix
 from ..codecs.pem import public_key_or_none
 from ..enterprise.cert_metadata import CERT_METADATA_FIELDS, store_cert_metadata, take_cert_metadata
@@ -34,6 +35,9 @@ from .leaf import FORMAT_ERROR, FORMATS, LeafRequest, SigningIssuer, build_leaf,
 from .policy import PolicyError, check_csr_key
 from .roles import NAME_RE, Role
 from .validity import ValidityError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 KEY_TYPE_IGNORED = "parameters key_type and key_bits ignored as role had specific values"
 CN_IGNORED = 'the common_name field was provided but the role is set with "use_csr_common_name" set to true'
@@ -56,7 +60,7 @@ SIGN_FIELDS = {**COMMON_FIELDS, "csr": Field(STRING, "")}
 _LEASE_ALPHABET = string.ascii_letters + string.digits
 
 
-def signing_issuer(backend: Any, ref: str) -> SigningIssuer:
+def signing_issuer(backend: PkiBackend, ref: str) -> SigningIssuer:
     """The issuer ``ref`` (``default``, id or name) ready for signing (``fetchCAInfo`` with the
     issuing-certificates usage).
 
@@ -67,8 +71,6 @@ def signing_issuer(backend: Any, ref: str) -> SigningIssuer:
     issuer <id>: requested usage issuing-certificates for issuer [id:<id> / name:<n>] but only had usage
     <usages>`` (usage lacks ``issuing-certificates``).
     """
-    from ..authority.issuers import IssuerNotFound, aia_for, chain_for, issuer_key, resolve_issuer
-
     try:
         issuer = resolve_issuer(backend.state, ref)
     except IssuerNotFound as exc:
@@ -95,7 +97,7 @@ def signing_issuer(backend: Any, ref: str) -> SigningIssuer:
                          leaf_not_after_behavior=issuer.leaf_not_after_behavior, aia=aia)
 
 
-def _role(backend: Any, name: str) -> Role:
+def _role(backend: PkiBackend, name: str) -> Role:
     role = backend.state.roles.get(name)
     if role is None:
         raise user_error(f"unknown role: {name}")
@@ -157,12 +159,12 @@ def _stored_key_pem(leaf: Any, data: dict[str, Any], fmt: str, private_key_forma
     return pkix.private_key_pem(leaf.private_key)
 
 
-def _lease_id(backend: Any, req: LogicalRequest) -> str:
+def _lease_id(backend: PkiBackend, req: LogicalRequest) -> str:
     suffix = "".join(secrets.choice(_LEASE_ALPHABET) for _ in range(24))
     return f"{backend.mount.path}{req.path}/{suffix}"
 
 
-def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_path: bool) -> LogicalResponse:
+def handle_issue_sign(backend: PkiBackend, req: LogicalRequest, *, use_csr: bool, from_path: bool) -> LogicalResponse:
     """One issue (``use_csr`` False) or sign request; ``from_path`` when the issuer comes from the
     ``issuer/:ref/...`` path instead of the role's ``issuer_ref``."""
     role = _role(backend, req.data.get("role"))
@@ -218,7 +220,7 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     return response
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``issue/:role``, ``sign/:role``, ``issuer/:ref/issue/:role``, ``issuer/:ref/sign/:role`` (update)."""
 
     def handler(use_csr: bool, from_path: bool):

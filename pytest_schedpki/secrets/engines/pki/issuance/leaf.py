@@ -18,6 +18,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ..codecs import x509 as pkix
+from ..model import serial_to_hex
 from .policy import UID_OID, LeafNames, PolicyError, resolve_names, resolve_user_ids
 from .validity import ValidityRequest, backdated_not_before, check_order, leaf_not_after, leaf_not_before
 
@@ -207,8 +208,6 @@ def response_data(leaf: Leaf, *, fmt: str, private_key_format: str, remove_roots
     DER; ``pem_bundle``: ``certificate`` = key (PKCS#1/SEC1 even with pkcs8) + leaf + full chain.
     ``private_key_format`` ``pkcs8`` switches only ``private_key`` to PKCS#8; other values act as ``der``.
     """
-    from ..model import serial_to_hex
-
     cert, key = leaf.certificate, leaf.private_key
     full_chain = list(leaf.issuer.ca_chain)
     chain = [c for c in full_chain if not is_self_signed(c)] if remove_roots_from_chain else full_chain

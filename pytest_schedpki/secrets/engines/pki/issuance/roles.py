@@ -20,7 +20,7 @@ import ipaddress
 import json
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.secrets.framework.fields import (
     BOOL,
@@ -34,8 +34,13 @@ from pytest_schedpki.secrets.framework.fields import (
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, not_found, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from ..authority.issuers import find_issuer
 from ..enterprise.gate import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
+from .validity import ValidityError, parse_rfc3339
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 NAME_RE = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
 DEFAULT_KEY_USAGE = ["DigitalSignature", "KeyAgreement", "KeyEncipherment"]
@@ -258,8 +263,6 @@ def _validate_key(key_type: str, key_bits: int) -> int:
 def issuer_ref_warning(state: Any, issuer_ref: str) -> str | None:
     """The warning a role gets when ``issuer_ref`` resolves to no issuer of the mount (else ``None``);
     the reference is only checked, never pinned (it may float to another issuer later)."""
-    from ..authority.issuers import find_issuer
-
     if find_issuer(state, issuer_ref) is not None:
         return None
     if issuer_ref == "default":
@@ -342,8 +345,6 @@ def build_role(name: str, data: FieldData, old: Role | None, state: Any) -> tupl
 
 
 def _is_rfc3339(text: str) -> bool:
-    from .validity import ValidityError, parse_rfc3339
-
     try:
         parse_rfc3339(text)
         return True
@@ -351,12 +352,12 @@ def _is_rfc3339(text: str) -> bool:
         return False
 
 
-def get_role(backend: Any, name: str) -> Role | None:
+def get_role(backend: PkiBackend, name: str) -> Role | None:
     """The stored role ``name`` of the mount, or ``None``."""
     return backend.state.roles.get(name)
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``roles/`` (list) and ``roles/:name`` (read, create/update, patch, delete)."""
 
     def write(req: LogicalRequest) -> LogicalResponse:

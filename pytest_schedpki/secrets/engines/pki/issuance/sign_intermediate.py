@@ -47,7 +47,7 @@ signer's NotAfter; no subject; no AIA URLs; pathLen zero; the TTL clamp. The cer
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -72,8 +72,12 @@ from .csr_signing import (
     permissive_role,
     request_csr,
 )
+from .issue import signing_issuer
 from .leaf import FORMATS, SigningIssuer
 from .validity import ValidityError, ValidityRequest, backdated_not_before, leaf_not_after, leaf_not_before
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 FORMAT_ERROR = 'The "format" path parameter must be "pem" or "der"'
 BEYOND_ISSUER_WARNING = ("The expiration time for the signed certificate is after the CA's expiration time. If the new "
@@ -97,7 +101,7 @@ FIELDS: dict[str, Field] = {
 }
 
 
-def _validity(backend: Any, req: LogicalRequest, issuer: SigningIssuer, now: datetime.datetime
+def _validity(backend: PkiBackend, req: LogicalRequest, issuer: SigningIssuer, now: datetime.datetime
               ) -> tuple[datetime.datetime, datetime.datetime, list[str]]:
     """``(not_before, not_after, warnings)``: the role of this path carries the request's
     ``not_before``/``not_after``/``ttl``; leaf_not_after_behavior is forced to ``permit``."""
@@ -157,10 +161,8 @@ def _has_aia_urls(cert: x509.Certificate) -> bool:
     return False
 
 
-def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
+def sign_intermediate(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     """Handle one sign-intermediate request (see the module docstring for rules and texts)."""
-    from .issue import signing_issuer
-
     data = req.data
     ref = issuer_reference(req)
     if not ref:
@@ -249,7 +251,7 @@ def intermediate_response_data(cert: x509.Certificate, issuer: SigningIssuer, fm
     return data
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``root/sign-intermediate`` (issuer from the ``issuer_ref`` field, ``default`` unless sent) and
     ``issuer/:ref/sign-intermediate`` (update only; neither needs sudo)."""
 

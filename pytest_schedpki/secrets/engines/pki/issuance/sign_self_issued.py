@@ -41,7 +41,7 @@ newline) and ``issuing_ca``; nothing is stored, no warning.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -57,7 +57,11 @@ from ..authority.issuers import REF
 from ..codecs import x509 as pkix
 from ..codecs.pem import go_name_problem, invalid_public_key, name_error, pem_decode
 from .csr_signing import issuer_reference
+from .issue import signing_issuer
 from .leaf import SigningIssuer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 FIELDS: dict[str, Field] = {
     "certificate": Field(STRING), "require_matching_certificate_algorithms": Field(BOOL, False),
@@ -279,10 +283,8 @@ def resign(cert: x509.Certificate, issuer: SigningIssuer, algorithm: Any, rsa_pa
     return builder.sign(issuer.private_key, algorithm, rsa_padding=rsa_padding)
 
 
-def sign_self_issued(backend: Any, req: LogicalRequest) -> LogicalResponse:
+def sign_self_issued(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     """Handle one sign-self-issued request (rules and texts in the module docstring)."""
-    from .issue import signing_issuer
-
     ref = issuer_reference(req)
     if not ref:
         raise user_error("missing issuer reference")
@@ -307,7 +309,7 @@ def sign_self_issued(backend: Any, req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data={"certificate": pkix.pem_of(signed), "issuing_ca": pkix.pem_of(issuer.certificate)})
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """``root/sign-self-issued`` (sudo: OpenBao lists it in ``PathsSpecial.Root``) and
     ``issuer/:ref/sign-self-issued`` (no sudo). Update only."""
 

@@ -49,7 +49,7 @@ ignored these unrecognized parameters`` warning and the issuer's behaviour alway
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -72,8 +72,12 @@ from .csr_signing import (
     permissive_role,
     request_csr,
 )
+from .issue import _lease_id, signing_issuer
 from .leaf import FORMAT_ERROR, FORMATS, Leaf, response_data
 from .validity import ValidityError, ValidityRequest, backdated_not_before, leaf_not_after
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
 
 CN_IGNORED = 'the common_name field was provided but the role is set with "use_csr_common_name" set to true'
 ALT_NAMES_IGNORED = 'the alt_names field was provided but the role is set with "use_csr_sans" set to true'
@@ -95,11 +99,9 @@ FIELDS: dict[str, Field] = {
 }
 
 
-def _signing_issuer(backend: Any, req: LogicalRequest, role: Any, from_role_path: bool) -> Any:
+def _signing_issuer(backend: PkiBackend, req: LogicalRequest, role: Any, from_role_path: bool) -> Any:
     """``fetchCaSigningBundle``: the role's issuer on ``sign-verbatim/:role``, else the
     ``issuer_ref`` field (body or path); empty -> 500 ``missing issuer reference``."""
-    from .issue import signing_issuer
-
     if from_role_path:
         ref = (role.issuer_ref if role is not None else "") or "default"
     else:
@@ -127,7 +129,7 @@ def _verbatim_role(req: LogicalRequest, role: Any) -> SimpleNamespace:
         name=role.name if role is not None else "")
 
 
-def sign_verbatim(backend: Any, req: LogicalRequest, *, from_role_path: bool) -> LogicalResponse:
+def sign_verbatim(backend: PkiBackend, req: LogicalRequest, *, from_role_path: bool) -> LogicalResponse:
     """Handle one sign-verbatim request (see the module docstring). ``from_role_path`` is true on
     ``sign-verbatim/:role`` (the only path whose issuer comes from the role)."""
     data = req.data
@@ -182,8 +184,6 @@ def sign_verbatim(backend: Any, req: LogicalRequest, *, from_role_path: bool) ->
         Leaf(certificate=cert, private_key=None, issuer=issuer, warnings=[]), fmt=fmt,
         private_key_format=data.get("private_key_format"), remove_roots_from_chain=data.get("remove_roots_from_chain")))
     if vrole.generate_lease:
-        from .issue import _lease_id
-
         response.lease_id = _lease_id(backend, req)
         response.lease_duration = max(0, int((cert.not_valid_after_utc - now).total_seconds()))
     serial = serial_to_hex(cert.serial_number)
@@ -203,7 +203,7 @@ def sign_verbatim(backend: Any, req: LogicalRequest, *, from_role_path: bool) ->
     return response
 
 
-def paths(backend: Any) -> list[Path]:
+def paths(backend: PkiBackend) -> list[Path]:
     """The four sign-verbatim paths (update only, no sudo). As upstream's ``OptionalParamRegex``,
     the role part is ``.+`` (``sign-verbatim/a/b`` -> ``unknown role: a/b``) and the role-less paths
     capture an empty ``role`` (a body ``role`` is replaced, with the framework's warning). Each has

@@ -1,0 +1,22 @@
+"""The path table of CRLs, revocation and tidy; specific paths first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pytest_schedpki.secrets.framework.router import Path
+
+from . import crl, issuer_revoke, revoke, tidy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import PkiBackend
+
+
+def paths(backend: PkiBackend) -> list[Path]:
+    """The paths of this sub-package, in routing order."""
+    return [
+        *crl.paths(backend),
+        *revoke.paths(backend),
+        *tidy.paths(backend),
+        *issuer_revoke.paths(backend),
+    ]
