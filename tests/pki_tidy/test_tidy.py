@@ -22,7 +22,7 @@ from tidy_helpers import (
 )
 
 from pytest_schedpki.secrets.engines.pki.codecs.rfc3339 import format_rfc3339_nano
-from pytest_schedpki.secrets.engines.pki.revocation.tidy import tidy_status
+from pytest_schedpki.secrets.engines.pki.revocation.tidy_paths import tidy_status
 
 SECOND = datetime.timedelta(seconds=1)
 

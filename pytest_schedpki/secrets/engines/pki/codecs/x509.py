@@ -28,15 +28,26 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives import serialization
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pytest_schedpki.secrets.framework.logical import user_error
-
-from ..authority import keypool
+from .crl import build_crl, crl_der, crl_pem  # noqa: F401 - re-exported
+from .csr import build_csr, csr_pem, go_san_order, parse_csr  # noqa: F401 - re-exported
+from .keys import (  # noqa: F401 - re-exported
+    EC_CURVES,
+    RSA_BITS,
+    _pss_padding,
+    generate_key,
+    key_type_of,
+    load_private_key,
+    private_key_der_b64,
+    private_key_pem,
+    private_key_type,
+    public_keys_equal,
+    signature_hash,
+    validate_key_type_length,
+)
 from .pem import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
@@ -47,64 +58,6 @@ from .pem import (  # noqa: F401 - re-exported
     pem_sequence,
 )
 
-RSA_BITS = (2048, 3072, 4096, 8192)
-EC_CURVES = {224: ec.SECP224R1, 256: ec.SECP256R1, 384: ec.SECP384R1, 521: ec.SECP521R1}
-_CURVE_BITS = {"secp224r1": 224, "secp256r1": 256, "secp384r1": 384, "secp521r1": 521}
-
-# ---------------------------------------------------------------------------------------------- keys
-
-
-def validate_key_type_length(key_type: str, key_bits: int) -> int:
-    """certutil ``ValidateKeyTypeLength`` after ``DefaultOrValueKeyBits``: returns the effective
-    ``key_bits`` (rsa 0 -> 2048, ec 0 -> 256, ed25519 -> 0).
-
-    Raises 400 ``unknown key type <t>``, ``RSA keys < 2048 bits are unsafe and not supported: got <n>``,
-    ``unsupported bit length for RSA key: <n>``, ``unsupported bit length for EC key: <n>``.
-    """
-    if key_type == "rsa":
-        key_bits = key_bits or 2048
-        if key_bits < 2048:
-            raise user_error(f"RSA keys < 2048 bits are unsafe and not supported: got {key_bits}")
-        if key_bits not in RSA_BITS:
-            raise user_error(f"unsupported bit length for RSA key: {key_bits}")
-        return key_bits
-    if key_type == "ec":
-        key_bits = key_bits or 256
-        if key_bits not in EC_CURVES:
-            raise user_error(f"unsupported bit length for EC key: {key_bits}")
-        return key_bits
-    if key_type == "ed25519":
-        return 0
-    raise user_error(f"unknown key type {key_type}")
-
-
-def generate_key(key_type: str, key_bits: int) -> tuple[Any, str, int]:
-    """A fresh private key: ``(private_key, key_type, key_bits)`` with the effective bit length.
-
-    ``key_type`` ``rsa`` (2048 for 0, 3072, 4096, 8192), ``ec`` (224, 256 for 0, 384, 521) or
-    ``ed25519`` (bits ignored, reported as 0). Errors as :func:`validate_key_type_length` (400).
-    Keys come from the process's :mod:`.keypool` (pre-generated RSA keys; deterministic keys when
-    configured).
-    """
-    key_bits = validate_key_type_length(key_type, key_bits)
-    if key_type == "rsa":
-        return keypool.current().rsa(key_bits), "rsa", key_bits
-    if key_type == "ec":
-        return keypool.current().ec(EC_CURVES[key_bits]()), "ec", key_bits
-    return keypool.current().ed25519(), "ed25519", 0
-
-
-def key_type_of(public_key: Any) -> tuple[str, int]:
-    """``("rsa"|"ec"|"ed25519", bits)`` of a public (or private) key; ed25519 bits are 0.
-    Other key kinds give ``("", 0)``."""
-    if isinstance(public_key, (rsa.RSAPublicKey, rsa.RSAPrivateKey)):
-        return "rsa", public_key.key_size
-    if isinstance(public_key, (ec.EllipticCurvePublicKey, ec.EllipticCurvePrivateKey)):
-        return "ec", _CURVE_BITS.get(public_key.curve.name, public_key.curve.key_size)
-    if isinstance(public_key, (ed25519.Ed25519PublicKey, ed25519.Ed25519PrivateKey)):
-        return "ed25519", 0
-    return "", 0
-
 
 def new_serial() -> int:
     """A certificate serial as certutil draws it: uniform in ``[1, 2**159)`` (so 20 DER bytes and
@@ -113,12 +66,6 @@ def new_serial() -> int:
         serial = secrets.randbelow(1 << 159)
         if serial:
             return serial
-
-
-def public_keys_equal(a: Any, b: Any) -> bool:
-    """Whether two public keys are the same key (compared by their SubjectPublicKeyInfo DER)."""
-    fmt = serialization.PublicFormat.SubjectPublicKeyInfo
-    return a.public_bytes(serialization.Encoding.DER, fmt) == b.public_bytes(serialization.Encoding.DER, fmt)
 
 
 # ------------------------------------------------------------------------------------------ naming
@@ -220,27 +167,6 @@ def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKe
     return x509.ExtendedKeyUsage(usages) if usages else None
 
 
-def signature_hash(signing_key: Any, signature_bits: int = 0) -> hashes.HashAlgorithm | None:
-    """The digest for a signature by ``signing_key``: RSA SHA-256 unless ``signature_bits`` is 384/512;
-    EC the given bits, else curve-matched (P-224/P-256 SHA-256, P-384 SHA-384, P-521 SHA-512);
-    ed25519 ``None``."""
-    by_bits = {256: hashes.SHA256, 384: hashes.SHA384, 512: hashes.SHA512}
-    if isinstance(signing_key, ed25519.Ed25519PrivateKey):
-        return None
-    if signature_bits in by_bits:
-        return by_bits[signature_bits]()
-    if isinstance(signing_key, ec.EllipticCurvePrivateKey):
-        bits = _CURVE_BITS.get(signing_key.curve.name, 256)
-        return hashes.SHA384() if bits == 384 else hashes.SHA512() if bits == 521 else hashes.SHA256()
-    return hashes.SHA256()
-
-
-def _pss_padding(signing_key: Any, use_pss: bool, algorithm: hashes.HashAlgorithm | None) -> Any:
-    if use_pss and isinstance(signing_key, rsa.RSAPrivateKey) and algorithm is not None:
-        return padding.PSS(mgf=padding.MGF1(algorithm), salt_length=padding.PSS.DIGEST_LENGTH)
-    return None
-
-
 def certificate_builder(not_before: datetime.datetime, not_after: datetime.datetime) -> x509.CertificateBuilder:
     """A ``CertificateBuilder`` holding the validity period as given (aware datetimes), also when
     ``not_after`` is before ``not_before``: Go's ``CreateCertificate`` writes such certificates (e.g.
@@ -257,7 +183,6 @@ def certificate_builder(not_before: datetime.datetime, not_after: datetime.datet
         return when
 
     return x509.CertificateBuilder(not_valid_before=naive_utc(not_before), not_valid_after=naive_utc(not_after))
-
 
 
 def aia_extension(aia: dict) -> x509.AuthorityInformationAccess | None:
@@ -342,7 +267,7 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     if access is not None and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
         builder = builder.add_extension(access, critical=False)
     others = [s for s in sans if isinstance(s, x509.OtherName)]
-    standard = _go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
+    standard = go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
     if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
         builder = builder.add_extension(x509.SubjectAlternativeName(standard), critical=len(subject) == 0)
     if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
@@ -364,12 +289,6 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
         builder = builder.add_extension(ext.value, critical=ext.critical)
     algorithm = signature_hash(issuer_key, signature_bits)
     return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
-
-
-def _go_san_order(sans: list[x509.GeneralName]) -> list[x509.GeneralName]:
-    """Go writes DNS names, then e-mails, then IPs, then URIs (others keep their place at the end)."""
-    rank = {x509.DNSName: 0, x509.RFC822Name: 1, x509.IPAddress: 2, x509.UniformResourceIdentifier: 3}
-    return sorted(sans, key=lambda s: rank.get(type(s), 4))
 
 
 def ip_general_name(text: str) -> x509.IPAddress:
@@ -420,89 +339,6 @@ def der_b64(cert: x509.Certificate) -> str:
     return base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
 
 
-def _private_format(key: Any, pkcs8: bool) -> serialization.PrivateFormat:
-    if pkcs8 or isinstance(key, ed25519.Ed25519PrivateKey):
-        return serialization.PrivateFormat.PKCS8
-    return serialization.PrivateFormat.TraditionalOpenSSL
-
-
-def private_key_pem(key: Any, pkcs8: bool = False) -> str:
-    """PEM of a private key, no trailing newline: ``RSA PRIVATE KEY`` (PKCS#1) / ``EC PRIVATE KEY``
-    (SEC1) unless ``pkcs8``; ed25519 is always PKCS#8 ``PRIVATE KEY``."""
-    raw = key.private_bytes(serialization.Encoding.PEM, _private_format(key, pkcs8), serialization.NoEncryption())
-    return raw.decode().rstrip("\n")
-
-
-def private_key_der_b64(key: Any, pkcs8: bool = False) -> str:
-    """Base64 DER of a private key in the same formats as :func:`private_key_pem`."""
-    raw = key.private_bytes(serialization.Encoding.DER, _private_format(key, pkcs8), serialization.NoEncryption())
-    return base64.b64encode(raw).decode()
-
-
-def private_key_type(key: Any) -> str:
-    """``private_key_type`` as OpenBao reports it: ``rsa``, ``ec`` or ``ed25519``."""
-    return key_type_of(key)[0]
-
-
-def build_csr(private_key: Any, subject: x509.Name, sans: Sequence[x509.GeneralName] = (),
-              add_basic_constraints: bool = False, signature_bits: int = 0, use_pss: bool = False
-              ) -> x509.CertificateSigningRequest:
-    """A CSR as OpenBao's ``intermediate/generate`` writes it: subject, a SAN extension when there are
-    names (otherNames first), and with ``add_basic_constraints`` a critical CA:TRUE BasicConstraints
-    without pathLen. Hash as :func:`signature_hash` (EC keys always curve-matched)."""
-    builder = x509.CertificateSigningRequestBuilder().subject_name(subject)
-    if sans:
-        others = [s for s in sans if isinstance(s, x509.OtherName)]
-        ordered = others + _go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
-        builder = builder.add_extension(x509.SubjectAlternativeName(ordered), critical=False)
-    if add_basic_constraints:
-        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-    bits = 0 if isinstance(private_key, ec.EllipticCurvePrivateKey) else signature_bits
-    algorithm = signature_hash(private_key, bits)
-    return builder.sign(private_key, algorithm, rsa_padding=_pss_padding(private_key, use_pss, algorithm))
-
-
-def csr_pem(csr: x509.CertificateSigningRequest) -> str:
-    """A CSR as PEM ``CERTIFICATE REQUEST``, no trailing newline."""
-    return csr.public_bytes(serialization.Encoding.PEM).decode().rstrip("\n")
-
-
-# ------------------------------------------------------------------------------------------- input
-
-def parse_csr(pem: str) -> x509.CertificateSigningRequest:
-    """Parse a PEM CSR the way OpenBao does (``pem.Decode`` + ``x509.ParseCertificateRequest``).
-
-    The caller handles an empty value (``"csr" is empty``). Raises 400 ``csr contains no data`` when no
-    PEM block decodes, and 400 ``certificate request could not be parsed: <Go asn1 error>`` when the
-    DER is not a CSR (e.g. ``asn1: structure error: tags don't match (16 vs {class:0 tag:0 length:0
-    isCompound:false}) {...} certificateRequest @2``).
-    """
-    blocks = pem_blocks(pem)
-    if not blocks:
-        raise user_error("csr contains no data")
-    der = blocks[0][1]
-    try:
-        csr = x509.load_der_x509_csr(der)
-    except x509.InvalidVersion:
-        # Go ignores the CSR version and signs; cryptography cannot load a CSR that is not v1
-        # (docs/divergences.md)
-        raise user_error("certificate request could not be parsed: x509: unsupported certificate request version") from None
-    except ValueError:
-        reason = go_asn1_error(der)
-        if reason == "x509: malformed certificate request":  # the structure is sound: maybe a bad name
-            reason = go_name_problem(der, certificate=False) or reason
-        raise user_error(f"certificate request could not be parsed: {reason}") from None
-    problem = name_error(csr, der) or invalid_public_key(csr, "x509: malformed certificate request")
-    if problem is None:
-        try:
-            list(csr.extensions)  # cryptography decodes them lazily; Go's text depends on the extension
-        except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
-            problem = "x509: malformed extension"
-    if problem:
-        raise user_error(f"certificate request could not be parsed: {problem}")
-    return csr
-
-
 def parse_pem_certificates(text: str) -> list[x509.Certificate]:
     """Every ``CERTIFICATE`` block of a PEM text, parsed (other block types are skipped).
     Raises ``ValueError`` for a block that is not a certificate; callers word their own errors."""
@@ -520,85 +356,3 @@ def parse_pem_certificate(text: str) -> x509.Certificate:
     return certs[0]
 
 
-def load_private_key(der_or_pem: bytes) -> Any:
-    """A private key from PEM or DER in PKCS#1, SEC1 or PKCS#8 (unencrypted); ``ValueError`` otherwise."""
-    loader = serialization.load_pem_private_key if der_or_pem.lstrip().startswith(b"-----") \
-        else serialization.load_der_private_key
-    try:
-        return loader(der_or_pem, password=None)
-    except UnsupportedAlgorithm as exc:  # an unknown key algorithm or curve is a parse failure too
-        raise ValueError(str(exc)) from None
-
-
-# --------------------------------------------------------------------------------------------- CRL
-
-
-def build_crl(issuer_cert: x509.Certificate, issuer_key: Any,
-              revoked: Iterable[tuple[int, datetime.datetime]], number: int,
-              this_update: datetime.datetime, next_update: datetime.datetime,
-              signature_bits: int = 0, use_pss: bool = False, delta_of: int | None = None
-              ) -> x509.CertificateRevocationList:
-    """A complete CRL of ``issuer_cert`` signed by ``issuer_key``: v2, issuer DN = the CA's subject,
-    extensions AuthorityKeyIdentifier (the CA's SKI) + CRLNumber ``number``, one entry per
-    ``(serial, revocation_time)`` without entry extensions (OpenBao writes no reason codes).
-    ``this_update``/``next_update`` are aware datetimes (OpenBao: now and now + ``config/crl`` expiry).
-    ``delta_of``: build a delta CRL against that complete CRL number (critical DeltaCRLIndicator)."""
-    builder = (x509.CertificateRevocationListBuilder().issuer_name(issuer_cert.subject)
-               .last_update(this_update).next_update(next_update))
-    try:
-        ski = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
-        builder = builder.add_extension(x509.AuthorityKeyIdentifier(ski, None, None), critical=False)
-    except x509.ExtensionNotFound:
-        pass
-    builder = builder.add_extension(x509.CRLNumber(number), critical=False)
-    if delta_of is not None:
-        builder = builder.add_extension(x509.DeltaCRLIndicator(delta_of), critical=True)
-    entries = [_revoked_entry(serial, when) for serial, when in revoked]
-    try:  # one builder with every entry: add_revoked_certificate copies the whole list each time
-        builder = x509.CertificateRevocationListBuilder(
-            builder._issuer_name, builder._last_update, builder._next_update, builder._extensions, entries)
-    except AttributeError:  # pragma: no cover - a cryptography without these builder attributes
-        for entry in entries:
-            builder = builder.add_revoked_certificate(entry)
-    algorithm = signature_hash(issuer_key, signature_bits)
-    return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
-
-
-_REVOKED_ENTRIES: dict[tuple[int, datetime.datetime], x509.RevokedCertificate] = {}
-_REVOKED_ENTRIES_MAX = 100_000
-
-
-def _revoked_entry(serial: int, when: datetime.datetime) -> x509.RevokedCertificate:
-    """The CRL entry of one revocation, made once and reused by every later rebuild (immutable)."""
-    key = (serial, when)
-    entry = _REVOKED_ENTRIES.get(key)
-    if entry is None:
-        if len(_REVOKED_ENTRIES) >= _REVOKED_ENTRIES_MAX:
-            _REVOKED_ENTRIES.clear()
-        entry = _REVOKED_ENTRIES[key] = (x509.RevokedCertificateBuilder().serial_number(serial)
-                                         .revocation_date(when).build())
-    return entry
-
-
-def crl_pem(crl: x509.CertificateRevocationList) -> str:
-    """The CRL as one PEM ``X509 CRL`` block, no trailing newline (from :func:`crl_der`)."""
-    body = base64.encodebytes(crl_der(crl)).decode().replace("\n", "")
-    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-    return "\n".join(["-----BEGIN X509 CRL-----", *lines, "-----END X509 CRL-----"])
-
-
-_CRL_DER: dict[int, tuple[x509.CertificateRevocationList, bytes]] = {}
-_CRL_DER_MAX = 64
-
-
-def crl_der(crl: x509.CertificateRevocationList) -> bytes:
-    """The CRL's DER bytes (``GET crl``); encoded once per CRL object (a CRL of thousands of entries
-    costs ~1 ms to encode) and remembered for the last :data:`_CRL_DER_MAX` CRLs."""
-    cached = _CRL_DER.get(id(crl))
-    if cached is not None and cached[0] is crl:
-        return cached[1]
-    der = crl.public_bytes(serialization.Encoding.DER)
-    if len(_CRL_DER) >= _CRL_DER_MAX:
-        _CRL_DER.pop(next(iter(_CRL_DER)), None)
-    _CRL_DER[id(crl)] = (crl, der)
-    return der

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pytest_schedpki.secrets.framework.router import Path
 
-from . import crl, issuer_revoke, revoke, tidy
+from . import crl_paths, issuer_revoke, revoke, tidy_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def paths(backend: PkiBackend) -> list[Path]:
     """The paths of this sub-package, in routing order."""
     return [
-        *crl.paths(backend),
+        *crl_paths.paths(backend),
         *revoke.paths(backend),
-        *tidy.paths(backend),
+        *tidy_paths.paths(backend),
         *issuer_revoke.paths(backend),
     ]
