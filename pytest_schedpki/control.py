@@ -138,7 +138,7 @@ def make_control_app(double: ControlTarget):
             double.secrets.sealed = action == "seal"
             return _json({"sealed": double.secrets.sealed})
         if action == "keypool" and method == "GET":
-            from .secrets.engines.pki.authority import keypool  # lazy for start-up time: loads cryptography
+            from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
             return _json(keypool.current().status())
         if action == "leader" and method == "POST":

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
 from pytest_schedpki.secrets.framework.logical import user_error
 
-from ..authority import keypool
+from . import keypool
 
 RSA_BITS = (2048, 3072, 4096, 8192)
 EC_CURVES = {224: ec.SECP224R1, 256: ec.SECP256R1, 384: ec.SECP384R1, 521: ec.SECP521R1}
