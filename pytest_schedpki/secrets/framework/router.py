@@ -96,7 +96,7 @@ class Path:
     ``existence(mount_backend, captures) -> bool``; an update of a missing item needs ``create``).
 
     ``regex`` (the compiled, anchored pattern) is compiled on first use and may be replaced by an
-    object with a compatible ``match`` (see enterprise.py); ``prefix`` is :func:`literal_prefix`."""
+    object with a compatible ``match`` (see secrets/engines/pki/enterprise/gate.py); ``prefix`` is :func:`literal_prefix`."""
 
     pattern: str
     fields: dict[str, Field]

@@ -1,4 +1,5 @@
-"""X.509 building blocks of the PKI engine, on ``cryptography``: keys, serials, certificates, CSRs, CRLs.
+"""X.509 certificates of the PKI engine, on ``cryptography``: serials, subjects, extensions, signing,
+PEM/DER output. Keys are :mod:`.keys`, CSRs :mod:`.csr`, CRL encoding :mod:`.crl` (re-exported here).
 
 The certificate profile follows OpenBao's ``sdk/helper/certutil`` on Go's ``crypto/x509``:
 

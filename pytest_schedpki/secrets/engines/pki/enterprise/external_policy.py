@@ -382,7 +382,7 @@ def handle_external(backend: PkiBackend, req: LogicalRequest, *, mode: str, from
 
 def paths(backend: PkiBackend) -> list[Path]:
     """``config/external-policy`` and the six ``external-policy`` issuance paths (update), all
-    Enterprise only (enterprise.py)."""
+    Enterprise only (enterprise/gate.py)."""
 
     def handler(mode: str, from_path: bool):
         return lambda req: handle_external(backend, req, mode=mode, from_path=from_path)

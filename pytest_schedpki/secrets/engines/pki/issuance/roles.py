@@ -9,7 +9,7 @@
 
 With ``SecretsService.enterprise`` on, roles also carry Vault Enterprise's ``no_store_metadata``
 (bool, default ``false``; a 53rd key in responses); off, OpenBao ignores it with the unknown-parameter
-warning (see enterprise.py, cert_metadata.py).
+warning (see enterprise/gate.py, enterprise/cert_metadata.py).
 
 Validation order and texts follow ``pathRoleCreate``/``validateRole`` (see :func:`build_role`).
 """

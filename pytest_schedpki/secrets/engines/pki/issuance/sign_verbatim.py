@@ -207,7 +207,7 @@ def paths(backend: PkiBackend) -> list[Path]:
     """The four sign-verbatim paths (update only, no sudo). As upstream's ``OptionalParamRegex``,
     the role part is ``.+`` (``sign-verbatim/a/b`` -> ``unknown role: a/b``) and the role-less paths
     capture an empty ``role`` (a body ``role`` is replaced, with the framework's warning). Each has
-    a Vault Enterprise twin declaring ``cert_metadata`` (see enterprise.py), listed first."""
+    a Vault Enterprise twin declaring ``cert_metadata`` (see enterprise/gate.py), listed first."""
 
     def handler(from_role_path: bool):
         return lambda req: sign_verbatim(backend, req, from_role_path=from_role_path)

@@ -1,6 +1,7 @@
-"""Certificate revocation lists: one real CRL per issuer (signed with ``cryptography``), the
-``config/crl`` record, and the paths ``crl``, ``crl/pem``, ``crl/delta[/pem]``, ``cert/crl``,
-``cert/delta-crl``, ``issuer/:ref/crl[/delta][/pem|/der]``, ``crl/rotate`` and ``crl/rotate-delta``.
+"""Certificate revocation lists: one real CRL per issuer (signed with ``cryptography``) and the
+``config/crl`` record. The paths ``crl``, ``crl/pem``, ``crl/delta[/pem]``, ``cert/crl``,
+``cert/delta-crl``, ``issuer/:ref/crl[/delta][/pem|/der]``, ``crl/rotate``, ``crl/rotate-delta`` and
+``config/crl`` are served by :mod:`.crl_paths`.
 
 A CRL lists the revoked certificates of ``state.certs`` attributed to that issuer (unattributable ones
 go to the default issuer, as upstream), in storage order, without entry extensions; extensions

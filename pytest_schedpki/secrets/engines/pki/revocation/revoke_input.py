@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa, x25519
 
 from pytest_schedpki.secrets.framework.logical import internal_error
 
-from ..codecs.pem import (  # the encoding/asn1 walk of pem_codec
+from ..codecs.pem import (  # the encoding/asn1 walk of codecs/pem.py
     _Asn1Error,
     _parse_field,
     go_name_problem,

@@ -1,5 +1,6 @@
 """Tidy: ``POST tidy``, ``GET tidy-status``, ``POST tidy-cancel`` and ``config/auto-tidy``, as
-OpenBao 2.7.2 answers them (``path_tidy.go``), checked against the real server.
+OpenBao 2.7.2 answers them (``path_tidy.go``), checked against the real server. This module holds the
+configuration and the run; the paths are served by :mod:`.tidy_paths`.
 
 ``POST tidy`` - fields (all optional): the booleans ``tidy_cert_store``, ``tidy_revoked_certs`` (and
 its deprecated synonym ``tidy_revocation_list``), ``tidy_invalid_certs``,
