@@ -70,12 +70,17 @@ def imports_of(name: str, path: pathlib.Path, known: set[str]) -> list[tuple[str
 
 
 @functools.cache
-def import_graph(types_too: bool = False) -> dict[str, set[str]]:
-    """Module -> the package modules it imports (at any depth of its code)."""
+def _all_imports() -> dict[str, list[tuple[str, bool]]]:
     modules = _modules()
     known = set(modules)
-    return {name: {t for t, types_only in imports_of(name, path, known) if (types_too or not types_only) and t != name}
-            for name, path in modules.items()}
+    return {name: imports_of(name, path, known) for name, path in modules.items()}
+
+
+@functools.cache
+def import_graph(types_too: bool = False) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (at any depth of its code)."""
+    return {name: {t for t, types_only in found if (types_too or not types_only) and t != name}
+            for name, found in _all_imports().items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -133,6 +138,7 @@ LAYERS = [
     (f"{PKG}.golang", {f"{PKG}.golang"}),
     (f"{PKG}.wire", {f"{PKG}.wire", f"{PKG}.journal", f"{PKG}.faults"}),
     (f"{PKG}.scheduler", {f"{PKG}.scheduler", f"{PKG}.golang", f"{PKG}.clock", f"{PKG}.errors"}),
+    (f"{PKG}.secrets", {f"{PKG}.secrets", f"{PKG}.golang", f"{PKG}.wire", f"{PKG}.clock", f"{PKG}.errors"}),
     (f"{PKG}.secrets.auth", {f"{PKG}.secrets.auth", f"{PKG}.secrets.framework", f"{PKG}.golang"}),
     (f"{PKG}.secrets.engines.pki", {PKI, f"{PKG}.secrets.framework", f"{PKG}.golang"}),
     (f"{PKI}.codecs", {f"{PKI}.codecs", f"{PKG}.secrets.framework", f"{PKG}.golang"}),
