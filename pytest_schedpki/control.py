@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
@@ -31,7 +31,27 @@ from .errors import SeedError
 from .faults import Fault
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .double import Double
+    from .clock import SwitchableClock
+    from .faults import FaultSet
+    from .journal import Journal
+    from .scheduler.state import SchedulerState
+    from .secrets.service import SecretsService
+
+
+class ControlTarget(Protocol):
+    """What the control endpoints act on (a :class:`~pytest_schedpki.double.Double`)."""
+
+    scheduler: SchedulerState
+    secrets: SecretsService
+    clock: SwitchableClock
+    faults: FaultSet
+    journal: Journal
+
+    def reset(self) -> None: ...
+
+    def save_baseline(self) -> None: ...
+
+    def seed(self, seed: Any) -> None: ...
 
 _FAULT_FIELDS = {"service", "path", "method", "status", "body", "content_type", "latency", "drop", "hang",
                  "times", "probability", "seed"}
@@ -58,7 +78,7 @@ def _parse_time(text: str) -> datetime.datetime:
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
 
 
-def make_control_app(double: Double):
+def make_control_app(double: ControlTarget):
     """The WSGI app for ``/_schedpki/...`` acting on ``double``."""
 
     def handle(request: Request) -> Response:
@@ -118,7 +138,7 @@ def make_control_app(double: Double):
             double.secrets.sealed = action == "seal"
             return _json({"sealed": double.secrets.sealed})
         if action == "keypool" and method == "GET":
-            from .secrets.pki import keypool
+            from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
             return _json(keypool.current().status())
         if action == "leader" and method == "POST":
@@ -137,7 +157,7 @@ def make_control_app(double: Double):
     return app
 
 
-def _manual(double: Double):
+def _manual(double: ControlTarget):
     if double.clock.mode != "manual":
         double.clock.use("manual")
     return double.clock.inner

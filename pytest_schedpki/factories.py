@@ -12,6 +12,10 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from .scheduler.encode import method_to_dict
+from .scheduler.model import sanitize
+from .secrets.http import dispatch
+
 if TYPE_CHECKING:  # pragma: no cover
     from .scheduler.state import SchedulerState
     from .secrets.service import SecretsService
@@ -36,9 +40,6 @@ class SchedulerFactories:
         self.state = state
 
     def _method(self, body: dict[str, Any]) -> dict[str, Any]:
-        from .scheduler.encode import method_to_dict
-        from .scheduler.model import sanitize
-
         return method_to_dict(sanitize(self.state.upsert_auth_method(body)))
 
     def oidc_auth_method(self, name: str | None = None, **overrides: Any) -> dict[str, Any]:
@@ -78,8 +79,6 @@ class SecretsFactories:
         self.service = service
 
     def _call(self, operation: str, path: str, data: dict[str, Any]):
-        from .secrets.http import dispatch
-
         return dispatch(self.service, operation, path, data, self.service.root_token)
 
     def mount(self, path: str = "pki", max_lease_ttl: str = "87600h", **config: Any) -> dict[str, Any]:

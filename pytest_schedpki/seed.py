@@ -15,12 +15,23 @@ naming the file, the entry and the problem.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import SeedError
+from .scheduler.seed import apply_scheduler_seed
+from .secrets.seed import apply_secrets_seed
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .double import Double
+    from .scheduler.state import SchedulerState
+    from .secrets.service import SecretsService
+
+
+class Seedable(Protocol):
+    """What a seed is applied to: both services' state (a :class:`~pytest_schedpki.double.Double`)."""
+
+    scheduler: SchedulerState
+    secrets: SecretsService
+
 
 SECTIONS = ("scheduler", "secrets")
 
@@ -48,7 +59,7 @@ def load_seed_file(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def apply_seed(double: Double, data: dict[str, Any], source: str = "<dict>") -> None:
+def apply_seed(double: Seedable, data: dict[str, Any], source: str = "<dict>") -> None:
     """Apply a parsed seed mapping to ``double``'s backends.
 
     Unknown top-level sections raise SeedError (a typo would otherwise silently seed nothing).
@@ -58,16 +69,13 @@ def apply_seed(double: Double, data: dict[str, Any], source: str = "<dict>") -> 
     for key in data:
         if key not in SECTIONS:
             raise SeedError(source, str(key), f"unknown section; expected one of: {', '.join(SECTIONS)}")
-    from .scheduler.seed import apply_scheduler_seed
-    from .secrets.seed import apply_secrets_seed
-
     if data.get("scheduler") is not None:
         apply_scheduler_seed(double.scheduler, data["scheduler"], source)
     if data.get("secrets") is not None:
         apply_secrets_seed(double.secrets, data["secrets"], source)
 
 
-def seed_from(double: Double, seed: str | os.PathLike | dict[str, Any]) -> None:
+def seed_from(double: Seedable, seed: str | os.PathLike | dict[str, Any]) -> None:
     """Seed ``double`` from a file path or an already parsed mapping."""
     if isinstance(seed, dict):
         apply_seed(double, seed, "<dict>")

@@ -17,6 +17,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 
+from .secrets.http import dispatch
+
 if TYPE_CHECKING:  # pragma: no cover
     from .secrets.service import SecretsService
 
@@ -147,8 +149,6 @@ class CertificateInspector:
 
     def crl(self, mount: str = "pki", issuer_ref: str = "default") -> x509.CertificateRevocationList:
         """The issuer's current CRL as the API would serve it, parsed."""
-        from .secrets.http import dispatch
-
         response = dispatch(self.service, "read", f"{mount.strip('/')}/issuer/{issuer_ref}/crl/der", {}, None)
         return x509.load_der_x509_crl(response.raw[0])
 

@@ -12,7 +12,7 @@ Inputs, all in this repository (CI needs nothing else):
   Endpoints come from their endpoint tables; parameters from the resource/parameter tables, the
   ``Parameters: a (...); b (...)`` sentences, the shared URL parameter table, the blocking-query and
   consistency columns (``index``/``wait``/``stale``) and the token headers of "Authentication";
-* the double itself: a PKI mount's router (``pytest_schedpki/secrets/pki/*.py`` ``Path`` patterns,
+* the double itself: a PKI mount's router (``pytest_schedpki/secrets/engines/pki/**/*.py`` ``Path`` patterns,
   with Enterprise emulation on) must route each PKI path with the right operation and declare each
   body parameter; the scheduler app (``pytest_schedpki/scheduler/http.py``) must route each path and
   its model (``scheduler/model.py``) must have each field;

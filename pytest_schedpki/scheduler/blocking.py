@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 
 from ..clock import real_monotonic
-from ..godur import SECOND
+from ..golang.duration import SECOND
 from .views import QueryResult
 
 MAX_QUERY_TIME_NS = 300 * SECOND

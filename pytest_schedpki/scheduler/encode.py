@@ -18,9 +18,9 @@ import datetime
 import json
 from dataclasses import fields, is_dataclass
 
-from ..godur import format_duration
+from ..golang.duration import format_duration
+from ..golang.time import GoTime
 from .decode import LEEWAYS, DecodeError
-from .gotime import GoTime
 from .model import AuthMethod, AuthMethodConfig, AuthMethodStub
 
 _KEY_NAMES = ("PemKey", "PemKeyFile", "KeyIDHeader", "PemCert", "PemCertFile", "KeyID")

@@ -28,7 +28,7 @@ import re
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Request, Response
 
-from ..godur import GoDurationError, parse_duration
+from ..golang.duration import GoDurationError, parse_duration
 from .decode import DecodeError, decode_method
 from .encode import method_json, stubs_json
 from .model import SchedulerError, sanitize, stub

@@ -2,7 +2,7 @@
 
 Field names are Nomad's (``structs.ACLAuthMethod`` and friends) so a reader who knows Nomad finds
 them where expected. Units: ``MaxTokenTTL`` and the three Config leeways are **nanoseconds** (Go
-``time.Duration``); ``CreateTime``/``ModifyTime`` are :class:`~.gotime.GoTime`; lists are tuples
+``time.Duration``); ``CreateTime``/``ModifyTime`` are :class:`~pytest_schedpki.golang.time.GoTime`; lists are tuples
 (``None`` = Go nil, ``()`` = an empty non-nil slice); maps are read-only mappings (``None`` = nil).
 
 The rules, in the order ``ACL.UpsertAuthMethods`` applies them:
@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from ..godur import format_duration
-from .gotime import ZERO_TIME, GoTime
+from ..golang.duration import format_duration
+from ..golang.time import ZERO_TIME, GoTime
 
 DEFAULT_TOKEN_NAME_FORMAT = "${auth_method_type}-${auth_method_name}"
 TYPE_OIDC, TYPE_JWT = "OIDC", "JWT"

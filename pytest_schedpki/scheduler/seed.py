@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime
 
 from ..errors import SeedError
-from .gotime import GoTimeError, parse_rfc3339
+from ..golang.time import GoTimeError, parse_rfc3339
 from .model import SchedulerError
 
 _TOKEN_KEYS = {"secret_id", "type", "name", "accessor_id", "global", "expiration_time"}

@@ -26,12 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from ..godur import to_nanoseconds
+from ..golang.duration import to_nanoseconds
+from ..golang.time import GoTime
 from .assertion import client_assertion_error
 from .blocking import block_until
 from .decode import DecodeError, decode_method
 from .encode import python_body
-from .gotime import GoTime
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import ZERO, Replica
 from .tokens import ACLToken, allows_management, new_token, token_kind

@@ -16,11 +16,13 @@ import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .auth.token.store import rfc3339_nano
 from .policy_parser import parse_policy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import SecretsService
-    from .tokens import Token
+    from collections.abc import Mapping
+
+    from .auth.token.store import Token
 
 DEFAULT_POLICY = """path "auth/token/lookup-self" {
     capabilities = ["read"]
@@ -77,8 +79,6 @@ class Policy:
 
     def describe(self) -> dict:
         """``data`` of ``GET sys/policies/acl/:name``."""
-        from .tokens import rfc3339_nano
-
         return {"allow_slashes_in_identity_templates": False, "allow_wildcards_in_identity_templates": False,
                 "cas_required": False, "modified": rfc3339_nano(self.modified), "name": self.name,
                 "policy": self.text, "version": self.version}
@@ -145,12 +145,13 @@ def capabilities(policies: list[Policy], path: str) -> set[str]:
     return {"deny"} if "deny" in caps else set(caps)
 
 
-def check_capability(service: SecretsService, token: Token, path: str, operation: str, sudo: bool) -> bool:
+def check_capability(policies_by_name: Mapping[str, Policy], token: Token, path: str, operation: str, sudo: bool) -> bool:
     """Whether ``token`` may run ``operation`` (read, list, update, create, delete, patch) on
-    ``path``; ``sudo`` says the path is root-protected and also needs the ``sudo`` capability."""
+    ``path``; ``policies_by_name`` are the service's stored policies; ``sudo`` says the path is
+    root-protected and also needs the ``sudo`` capability."""
     if token.is_root:
         return True
-    policies = [service.policies[name] for name in token.policies if name in service.policies]
+    policies = [policies_by_name[name] for name in token.policies if name in policies_by_name]
     caps = capabilities(policies, path)
     if "deny" in caps:
         return False

@@ -22,14 +22,10 @@ from typing import Any
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
+from ..golang.mime import MediaTypeError, parse_media_type
 from .acl import check_capability
-from .fields import ConversionError, duration_seconds, parse_go_bool
-from .gomime import MediaTypeError, parse_media_type
-from .jsonbody import parse_json_body
-from .router import LogicalRequest, Router
-from .service import SecretsService
-from .sys import SYS_ROUTER, TOKEN_ROUTER
-from .wire import (
+from .framework.fields import ConversionError, duration_seconds, parse_go_bool
+from .framework.logical import (
     JSON_HEADERS,
     LogicalError,
     LogicalResponse,
@@ -38,6 +34,14 @@ from .wire import (
     permission_denied,
     user_error,
 )
+from .framework.router import LogicalRequest, Router
+from .jsonbody import parse_json_body
+from .service import SecretsService
+from .sys import SYS_ROUTER, TOKEN_ROUTER
+
+# the auth methods, by mount name under ``auth/``: the seam where AppRole and the others plug in.
+# The token method's paths are still defined in sys.py (next step: secrets/auth/token/paths.py).
+AUTH_METHODS: dict[str, Router] = {"token": TOKEN_ROUTER}
 
 MERGE_PATCH = "application/merge-patch+json"
 MAX_REQUEST_SIZE = 32 * 1024 * 1024  # OpenBao's default max_request_size (bytes)
@@ -158,8 +162,11 @@ def request_token(request: Request) -> str | None:
 def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
     if rel == "sys" or rel.startswith("sys/"):
         return SYS_ROUTER, rel[4:], None
-    if rel.startswith("auth/token/"):
-        return TOKEN_ROUTER, rel[len("auth/token/"):], None
+    if rel.startswith("auth/"):
+        method, slash, inner = rel[len("auth/"):].partition("/")
+        router = AUTH_METHODS.get(method)
+        if router is not None and slash:
+            return router, inner, None
     found = service.find_mount(rel)
     if found is None:
         return None, rel, None
@@ -227,7 +234,7 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         if router is not None:
             with service.lock:
                 capability = router.capability_for(operation, inner, mount.backend if mount else None)
-        if not check_capability(service, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
+        if not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])

@@ -22,8 +22,10 @@ import json
 import re
 from typing import Any
 
-from .fields import JsonNumber
-from .wire import user_error
+from ..golang.json import JArr, JNum, JObj, JStr, decode_first_value
+from ..golang.scan import GoJSONError, first_value_end
+from .framework.fields import JsonNumber
+from .framework.logical import user_error
 
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 _DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber)
@@ -65,9 +67,7 @@ def _refuse_if_complex(text: str, end: int) -> None:
 
 
 def _plain(node: Any) -> Any:
-    """A Go scanner node tree (scheduler.gojson) as request data, without recursion."""
-    from ..scheduler.gojson import JArr, JNum, JObj, JStr
-
+    """A Go scanner node tree (golang.json) as request data, without recursion."""
     holder: list[Any] = [None]
     work: list[tuple[Any, Any, Any]] = [(node, holder, 0)]
     while work:
@@ -92,9 +92,6 @@ def _plain(node: Any) -> Any:
 def _first_value_deep(body: bytes) -> Any:
     """The first value of a body nested too deeply for Python's json module: every value is checked by
     the port of Go's scanner (its texts, and ``exceeded max depth`` past 10000 levels)."""
-    from ..scheduler.gojson import decode_first_value
-    from ..scheduler.goscan import GoJSONError, first_value_end
-
     pos, first, seen = 0, None, False
     while True:
         while pos < len(body) and body[pos] in b" \t\r\n":

@@ -42,9 +42,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SeedError
+from .framework.logical import LogicalError
 from .http import dispatch
 from .service import SecretsService
-from .wire import LogicalError
 
 _MOUNT_KEYS = {"path", "type", "description", "config", "urls", "issuers", "roles"}
 

@@ -13,9 +13,11 @@ from typing import Any
 
 from ..clock import Clock
 from .acl import Policy, default_policies
+from .auth.token.store import TokenStore, random_id, rfc3339_nano
+from .engines.registry import ENGINES
+from .framework.engine import Engine
+from .framework.logical import user_error
 from .policy_parser import PolicyError, parse_policy
-from .tokens import TokenStore, random_id
-from .wire import user_error
 
 SYSTEM_DEFAULT_LEASE_TTL = 768 * 3600  # seconds; a dev server's default_lease_ttl and max_lease_ttl
 SYSTEM_MAX_LEASE_TTL = 768 * 3600
@@ -38,7 +40,7 @@ class Mount:
     options: dict = field(default_factory=dict)
     local: bool = False
     seal_wrap: bool = False
-    backend: Any = field(default=None, repr=False)
+    backend: Engine | None = field(default=None, repr=False)
 
     def effective_default_ttl(self) -> int:
         """The mount's default lease TTL in seconds (tuned value or the system default)."""
@@ -66,12 +68,6 @@ class Mount:
             "type": self.type,
             "uuid": self.uuid,
         }
-
-
-def _engine_factories() -> dict[str, Any]:
-    from .pki.backend import PkiBackend
-
-    return {"pki": PkiBackend}
 
 
 class SecretsService:
@@ -118,7 +114,7 @@ class SecretsService:
             for existing in self.mounts:
                 if norm.startswith(existing) or existing.startswith(norm):
                     raise user_error(f"path is already in use at {existing}")
-            factories = _engine_factories()
+            factories = ENGINES
             if type not in factories:
                 raise user_error(f"plugin not found in the catalog: {type}")
             mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,
@@ -163,8 +159,6 @@ class SecretsService:
         """Keep ``response`` (a LogicalResponse) behind a new single-use wrapping token valid for
         ``ttl`` seconds; returns the ``wrap_info`` block (token, accessor, ttl, creation_time,
         creation_path) as OpenBao sends it."""
-        from .tokens import rfc3339_nano
-
         with self.lock:
             now = self.clock.now()
             token = self.tokens.create(now, policies=["response-wrapping"], ttl=ttl, no_default_policy=True,
@@ -186,8 +180,6 @@ class SecretsService:
 
     def wrapping_info(self, token_id: str) -> dict[str, Any] | None:
         """``sys/wrapping/lookup`` data for a live wrapping token, or ``None``."""
-        from .tokens import rfc3339_nano
-
         with self.lock:
             if self.tokens.lookup(token_id, self.clock.now()) is None or token_id not in self.wrapped:
                 return None
@@ -243,7 +235,7 @@ class SecretsService:
                 self.wrapped = {}
                 self.sealed = False
                 return
-            factories = _engine_factories()
+            factories = ENGINES
             mounts: dict[str, Mount] = {}
             for record, backend_snapshot in snapshot["mounts"]:
                 mount = replace(record, options=dict(record.options))

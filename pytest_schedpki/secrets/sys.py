@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from .acl import capabilities
-from .fields import (
+from .framework.fields import (
     ANY,
     BOOL,
     COMMA_STRING_SLICE,
@@ -20,10 +20,10 @@ from .fields import (
     Field,
     duration_seconds,
 )
-from .router import LogicalRequest, Path, Router
+from .framework.logical import LogicalError, LogicalResponse, not_found, user_error
+from .framework.router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
-from .tokens import TokenRuleError, display_name, plan_child
-from .wire import LogicalError, LogicalResponse, not_found, user_error
+from .auth.token.store import TokenRuleError, display_name, plan_child
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from pytest_schedpki.fastparse import FastParseMixin
+from pytest_schedpki.wire.fastparse import FastParseMixin
 
 
 class _Standard(BaseHTTPRequestHandler):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_schedpki.secrets.fields import (
+from pytest_schedpki.secrets.framework.fields import (
     BOOL,
     COMMA_STRING_SLICE,
     DURATION,
@@ -14,7 +14,7 @@ from pytest_schedpki.secrets.fields import (
     JsonNumber,
     convert,
 )
-from pytest_schedpki.secrets.wire import LogicalError
+from pytest_schedpki.secrets.framework.logical import LogicalError
 
 
 @pytest.mark.parametrize("kind, raw, value", [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_schedpki.godur import GoDurationError, format_duration, parse_duration
+from pytest_schedpki.golang.duration import GoDurationError, format_duration, parse_duration
 
 NS = 1
 SEC = 1_000_000_000

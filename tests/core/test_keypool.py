@@ -11,8 +11,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding
 
 from pytest_schedpki import Double
 from pytest_schedpki.cli import build_parser
-from pytest_schedpki.secrets.pki import detkeys, keypool
-from pytest_schedpki.secrets.pki.x509 import generate_key
+from pytest_schedpki.secrets.engines.pki.codecs import detkeys, keypool
+from pytest_schedpki.secrets.engines.pki.codecs.x509 import generate_key
 
 
 @pytest.fixture

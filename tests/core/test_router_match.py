@@ -7,7 +7,7 @@ import pytest
 
 from pytest_schedpki import Double
 from pytest_schedpki.cli import default_seed_path
-from pytest_schedpki.secrets.router import literal_prefix
+from pytest_schedpki.secrets.framework.router import literal_prefix
 from pytest_schedpki.secrets.sys import SYS_ROUTER, TOKEN_ROUTER
 
 

@@ -11,8 +11,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from pytest_schedpki.journal import DROPPED, ENTRY_OVERHEAD, Journal
-from pytest_schedpki.secrets.pki.model import CertRecord, CertStore, PkiState
-from pytest_schedpki.secrets.pki.x509 import pem_of
+from pytest_schedpki.secrets.engines.pki.codecs.x509 import pem_of
+from pytest_schedpki.secrets.engines.pki.model import CertRecord, CertStore, PkiState
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 

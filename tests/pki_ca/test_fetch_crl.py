@@ -9,8 +9,8 @@ from ca_helpers import cert_of, errors
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 
-from pytest_schedpki.secrets.pki import x509 as pkix
-from pytest_schedpki.secrets.pki.model import CertRecord, serial_to_hex
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
+from pytest_schedpki.secrets.engines.pki.model import CertRecord, serial_to_hex
 
 UTC = datetime.timezone.utc
 

@@ -9,7 +9,7 @@ import pytest
 from ca_helpers import cert_of
 from cryptography import x509
 
-from pytest_schedpki.secrets.pki import x509 as pkix
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
 
 
 @pytest.fixture

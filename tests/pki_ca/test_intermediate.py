@@ -1,6 +1,6 @@
 """intermediate/generate/:type, intermediate/set-signed and the issuers/import paths.
 
-The CSR is signed with :func:`pytest_schedpki.secrets.pki.x509.sign_certificate` (``root/sign-intermediate``
+The CSR is signed with :func:`pytest_schedpki.secrets.engines.pki.codecs.x509.sign_certificate` (``root/sign-intermediate``
 belongs to the issue/sign side) using the root mount's key, then imported back with set-signed.
 """
 
@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
 
-from pytest_schedpki.secrets.pki import x509 as pkix
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
 
 INT_AIA = AIA_WARNING + (" Since this certificate is an intermediate, it might be useful to regenerate this certificate "
                          "after fixing this problem for the root mount.")

@@ -20,7 +20,7 @@ import pytest
 import requests
 from cryptography import x509
 
-from pytest_schedpki.secrets.pki import x509 as pkix
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
 
 pytestmark = pytest.mark.parity
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -1,4 +1,4 @@
-"""The X.509 building blocks (pytest_schedpki.secrets.pki.x509) used by both CA and leaf paths."""
+"""The X.509 building blocks (pytest_schedpki.secrets.engines.pki.codecs.x509) used by both CA and leaf paths."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pytest_schedpki.secrets.pki import x509 as pkix
-from pytest_schedpki.secrets.wire import LogicalError
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
+from pytest_schedpki.secrets.framework.logical import LogicalError
 
 NOW = datetime.datetime(2030, 6, 1, 12, 0, tzinfo=datetime.timezone.utc)
 GOLDEN = "/work/shared/reference/openbao-pki-golden.json"

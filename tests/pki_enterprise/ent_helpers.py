@@ -8,7 +8,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from pytest_schedpki.secrets.pki.external_policy_client import certificate_template
+from pytest_schedpki.secrets.engines.pki.enterprise.external_policy_client import certificate_template
 
 ROOT = {"X-Vault-Token": "root"}
 UNSUPPORTED = {"errors": ["1 error occurred:\n\t* unsupported path\n\n"]}

@@ -8,10 +8,13 @@ import base64
 import pytest
 from ent_helpers import cert_of, make_csr
 
-from pytest_schedpki.secrets.fields import STRING, Field, FieldData
-from pytest_schedpki.secrets.pki.cert_metadata import store_cert_metadata, take_cert_metadata
-from pytest_schedpki.secrets.router import LogicalRequest
-from pytest_schedpki.secrets.wire import LogicalError
+from pytest_schedpki.secrets.engines.pki.enterprise.cert_metadata import (
+    store_cert_metadata,
+    take_cert_metadata,
+)
+from pytest_schedpki.secrets.framework.fields import STRING, Field, FieldData
+from pytest_schedpki.secrets.framework.logical import LogicalError
+from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 ROLE_REFUSES = "cert_metadata cannot be stored: role nometa has no_store_metadata set to true"
 

@@ -8,7 +8,7 @@ import datetime
 import pytest
 from ent_helpers import TinyCA, simple_policy
 
-from pytest_schedpki.secrets.pki.external_policy import NOT_ENABLED, set_external_policy
+from pytest_schedpki.secrets.engines.pki.enterprise.external_policy import NOT_ENABLED, set_external_policy
 
 DEFAULTS = {
     "enabled": False, "entity_jmespath": "", "external_service_last_updated": "0001-01-01T00:00:00Z",

@@ -11,7 +11,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtensionOID
 from ent_helpers import cert_of, make_csr, simple_policy
 
-from pytest_schedpki.secrets.pki.external_policy import set_external_policy
+from pytest_schedpki.secrets.engines.pki.enterprise.external_policy import set_external_policy
 
 CA_EXT = [x509.Extension(ExtensionOID.BASIC_CONSTRAINTS, True, x509.BasicConstraints(ca=True, path_length=0))]
 

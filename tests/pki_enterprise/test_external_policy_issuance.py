@@ -15,14 +15,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtensionOID, NameOID, SignatureAlgorithmOID
 from ent_helpers import cert_of, cn_of, make_csr, simple_policy
 
-from pytest_schedpki.secrets.pki.external_policy import (
+from pytest_schedpki.secrets.engines.pki.enterprise.external_policy import (
     KEY_MISMATCH,
     NO_CERTIFICATE,
     NO_ISSUER_REF,
     set_external_policy,
 )
-from pytest_schedpki.secrets.pki.external_policy_client import certificate_template
-from pytest_schedpki.secrets.pki.model import serial_to_hex
+from pytest_schedpki.secrets.engines.pki.enterprise.external_policy_client import certificate_template
+from pytest_schedpki.secrets.engines.pki.model import serial_to_hex
 
 
 def _plug(ent, service):

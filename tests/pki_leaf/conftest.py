@@ -25,9 +25,9 @@ from pki_leaf_helpers import HOUR, T0, Client
 
 from pytest_schedpki import Double
 from pytest_schedpki.clock import ManualClock
-from pytest_schedpki.secrets.pki import x509 as pkix
-from pytest_schedpki.secrets.pki.issuers import rebuild_chains
-from pytest_schedpki.secrets.pki.model import Issuer, Key
+from pytest_schedpki.secrets.engines.pki.authority.issuers import rebuild_chains
+from pytest_schedpki.secrets.engines.pki.codecs import x509 as pkix
+from pytest_schedpki.secrets.engines.pki.model import Issuer, Key
 
 ROOT = {"X-Vault-Token": "root"}
 

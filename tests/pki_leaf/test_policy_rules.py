@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from pytest_schedpki.secrets.pki.policy import (
+from pytest_schedpki.secrets.engines.pki.issuance.policy import (
     PolicyError,
     check_csr_key,
     check_other_sans,
@@ -18,8 +18,8 @@ from pytest_schedpki.secrets.pki.policy import (
     to_ascii,
     user_id_allowed,
 )
-from pytest_schedpki.secrets.pki.roles import Role
-from pytest_schedpki.secrets.pki.validity import (
+from pytest_schedpki.secrets.engines.pki.issuance.roles import Role
+from pytest_schedpki.secrets.engines.pki.issuance.validity import (
     ValidityError,
     ValidityRequest,
     go_rfc3339nano,

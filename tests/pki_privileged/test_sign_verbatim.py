@@ -29,7 +29,7 @@ from priv_helpers import (
     utf8_other,
 )
 
-from pytest_schedpki.secrets.pki import cert_metadata
+from pytest_schedpki.secrets.engines.pki.enterprise import cert_metadata
 
 KEYS = ["ca_chain", "certificate", "expiration", "issuing_ca", "not_before", "serial_number"]
 CN_IGNORED = 'the common_name field was provided but the role is set with "use_csr_common_name" set to true'

@@ -9,7 +9,7 @@ import datetime
 import pytest
 from tidy_helpers import HOUR, MULTI, OPERATIONS, not_after
 
-from pytest_schedpki.secrets.pki.tidy import run_auto_tidy
+from pytest_schedpki.secrets.engines.pki.revocation.tidy import run_auto_tidy
 
 DEFAULTS = {
     "acme_account_safety_buffer": 2592000, "enabled": False, "interval_duration": 43200,

@@ -11,7 +11,7 @@ import pytest
 from cryptography import x509
 from tidy_helpers import MULTI, T0, T0_TEXT, crl_entries, crl_number, serial_int
 
-from pytest_schedpki.secrets.pki.issuer_revoke import IS_DEFAULT, NO_PARENT, SELF_SIGNED
+from pytest_schedpki.secrets.engines.pki.revocation.issuer_revoke import IS_DEFAULT, NO_PARENT, SELF_SIGNED
 
 REVOKED_USAGE = "crl-signing,ocsp-signing,read-only"
 ISSUER_KEYS = sorted(["ca_chain", "certificate", "crl_distribution_points", "delta_crl_distribution_points",

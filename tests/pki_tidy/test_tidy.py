@@ -21,8 +21,8 @@ from tidy_helpers import (
     serial_int,
 )
 
-from pytest_schedpki.secrets.pki.rfc3339 import format_rfc3339_nano
-from pytest_schedpki.secrets.pki.tidy import tidy_status
+from pytest_schedpki.secrets.engines.pki.codecs.rfc3339 import format_rfc3339_nano
+from pytest_schedpki.secrets.engines.pki.revocation.tidy_paths import tidy_status
 
 SECOND = datetime.timedelta(seconds=1)
 

@@ -12,7 +12,7 @@ import pytest
 from cryptography import x509
 from robust_helpers import RawClient, seed_scheduler, seed_secrets
 
-from pytest_schedpki.secrets.pki.model import serial_to_hex
+from pytest_schedpki.secrets.engines.pki.model import serial_to_hex
 
 THREADS = 16
 ROOT_S = {"X-Nomad-Token": "root"}

@@ -19,8 +19,8 @@ from requests.adapters import HTTPAdapter
 from robust_helpers import seed_scheduler, seed_secrets
 from urllib3.util.retry import Retry
 
-from pytest_schedpki import middleware
 from pytest_schedpki.faults import Fault
+from pytest_schedpki.wire import middleware
 
 SEALED = {"errors": ["Vault is sealed"]}
 

@@ -18,10 +18,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from robust_helpers import secrets_fingerprint
 
-from pytest_schedpki import Double, middleware
+from pytest_schedpki import Double
 from pytest_schedpki.factories import Factories
-from pytest_schedpki.server import ServiceServer
 from pytest_schedpki.tls import create_tls_material
+from pytest_schedpki.wire import middleware
+from pytest_schedpki.wire.server import ServiceServer
 
 V = {"X-Vault-Token": "root"}
 N = {"X-Nomad-Token": "root"}

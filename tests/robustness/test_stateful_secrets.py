@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 )
 from robust_helpers import RawClient, check_secrets_reply, robust, seed_secrets
 
-from pytest_schedpki.secrets.pki.model import serial_to_hex
+from pytest_schedpki.secrets.engines.pki.model import serial_to_hex
 
 MAX_ISSUERS = 5
 

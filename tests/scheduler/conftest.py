@@ -18,7 +18,7 @@ from sched_helpers import MANAGEMENT, Sched
 from pytest_schedpki.clock import SwitchableClock
 from pytest_schedpki.scheduler.http import error_response, make_app
 from pytest_schedpki.scheduler.state import SchedulerState
-from pytest_schedpki.server import ServiceServer
+from pytest_schedpki.wire.server import ServiceServer
 
 
 def _start(state: SchedulerState) -> tuple[ServiceServer, SchedulerState]:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import requests
 
 from pytest_schedpki.scheduler.state import SchedulerState
-from pytest_schedpki.server import ServiceServer
+from pytest_schedpki.wire.server import ServiceServer
 
 MANAGEMENT = "root"
 _DEFAULT = object()

@@ -2,9 +2,9 @@
 
 import pytest
 
-from pytest_schedpki.godur import GoDurationError, format_duration, parse_duration, to_nanoseconds
-from pytest_schedpki.scheduler.gojson import GoJSONError, decode_first_value, go_format_value
-from pytest_schedpki.scheduler.gotime import GoTimeError, parse_rfc3339
+from pytest_schedpki.golang.duration import GoDurationError, format_duration, parse_duration, to_nanoseconds
+from pytest_schedpki.golang.json import GoJSONError, decode_first_value, go_format_value
+from pytest_schedpki.golang.time import GoTimeError, parse_rfc3339
 
 S = 1_000_000_000
 

@@ -1,0 +1,69 @@
+"""The PKI engine of one mount: its state and its routes.
+
+Each sub-package owns the path table of its rooms (``authority/routes.py``, ``issuance/routes.py``,
+``revocation/routes.py``, ``enterprise/routes.py``); this module joins them with the two tables of
+the engine's top level (``fetch``, ``certs``). Patterns of different tables never match the same
+path, so the order of the tables does not change routing; inside a table, specific paths come first.
+
+The engine reaches its host only through :class:`~pytest_schedpki.secrets.framework.engine.EngineHost`
+(clock, lock, enterprise flag) and :class:`~pytest_schedpki.secrets.framework.engine.MountInfo` (TTL
+defaults); it never imports the service.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
+from pytest_schedpki.secrets.framework.router import Path, Router
+
+from . import certs, fetch
+from .authority import routes as authority_routes
+from .enterprise import routes as enterprise_routes
+from .issuance import routes as issuance_routes
+from .model import PkiState
+from .revocation import routes as revocation_routes
+from .revocation.crl import rebuild_crls
+
+# the path tables of the engine, in routing order
+PATH_TABLES: tuple[Callable[[PkiBackend], list[Path]], ...] = (
+    authority_routes.paths, issuance_routes.paths, revocation_routes.paths, enterprise_routes.paths, fetch.paths,
+    certs.paths)
+
+
+class PkiBackend:
+    """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
+
+    ``service`` (an :class:`EngineHost`) gives the clock (``service.clock.now()``), the lock and the
+    enterprise flag; ``mount`` (a :class:`MountInfo`) the TTL defaults
+    (``mount.effective_default_ttl()``, ``mount.effective_max_ttl()``, seconds).
+    """
+
+    def __init__(self, service: EngineHost, mount: MountInfo):
+        self.service = service
+        self.mount = mount
+        self.state = PkiState()
+        # what reacts when the set of issuers changes (generate, import, delete): the CRLs
+        self.issuer_listeners: list[Callable[[PkiBackend], Any]] = [rebuild_crls]
+        paths: list[Path] = []
+        for table in PATH_TABLES:
+            paths.extend(table(self))
+        self.router = Router(paths)
+
+    def now(self) -> datetime.datetime:
+        """The double's clock (aware UTC datetime)."""
+        return self.service.clock.now()
+
+    def issuers_changed(self) -> None:
+        """Announce that issuers were created, imported or deleted; each listener (the CRL side:
+        ``rebuild_crls``, which signs a fresh CRL per issuer) reacts."""
+        for listener in self.issuer_listeners:
+            listener(self)
+
+    def snapshot(self) -> Any:
+        return self.state.copy()
+
+    def restore(self, snapshot: Any) -> None:
+        self.state = snapshot.copy() if snapshot is not None else PkiState()

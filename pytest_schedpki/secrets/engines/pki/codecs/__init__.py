@@ -1,0 +1,8 @@
+"""The building blocks on ``cryptography``: the certificate profile and PEM output (``x509``), Go's
+PEM/ASN.1 input rules (``pem``), key material (``keys``, drawing from the key pool ``keypool``
+with optional deterministic keys ``detkeys``), CSRs (``csr``), CRL encoding (``crl``) and RFC 3339
+times (``rfc3339``).
+
+May import: ``secrets.framework.logical`` (error values), ``golang``, each other. Nothing else of
+the engine: everything in it may import codecs.
+"""

@@ -1,0 +1,9 @@
+"""The engine framework (OpenBao's ``sdk/framework`` and ``sdk/logical``): ``router`` (``Path``,
+``Router``, ``LogicalRequest``), ``fields`` (field types and Go-compatible conversions),
+``logical`` (``LogicalResponse``, ``LogicalError`` and the envelope), ``engine`` (the
+``EngineHost``/``MountInfo``/``Engine`` protocols between the service and its engines).
+
+May import: ``golang/``, ``wire.bytes_response``, each other. Never imports the service, an engine
+or an auth method at run time (``router`` names ``SecretsService`` and ``Token`` only under
+``TYPE_CHECKING``, for the type of ``LogicalRequest``).
+"""

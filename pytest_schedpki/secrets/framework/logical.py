@@ -1,0 +1,155 @@
+"""HTTP conventions of the secrets service, as OpenBao 2.7 writes them.
+
+* Success: the 8-key envelope ``request_id, lease_id, renewable, lease_duration, data, wrap_info,
+  warnings, auth`` (compact JSON + ``\\n``, keys inside ``data`` sorted, ``warnings`` null or a
+  non-empty list).
+* Errors: ``{"errors": [...]}`` with ``Content-Type: application/json`` exactly (hvac compares it
+  literally), in three flavours: a plain message, a Go multierror text, or an empty list.
+
+Handlers raise :class:`LogicalError` and return :class:`LogicalResponse`; nothing else of werkzeug
+leaks into the backends.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from werkzeug.wrappers import Response
+
+from pytest_schedpki.wire.bytes_response import bytes_response
+
+JSON_HEADERS = {
+    "Cache-Control": "no-store",
+    "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+}
+
+
+def multierror_text(*messages: str) -> str:
+    """go-multierror's ListFormatFunc text: ``"1 error occurred:\\n\\t* msg\\n\\n"``."""
+    noun = "error" if len(messages) == 1 else "errors"
+    body = "\n\t".join(f"* {m}" for m in messages)
+    return f"{len(messages)} {noun} occurred:\n\t{body}\n\n"
+
+
+class LogicalError(Exception):
+    """An error answered as ``{"errors": errors}`` with ``status``.
+
+    Build one with the helpers: :func:`user_error` (400 plain), :func:`internal_error` (500
+    multierror), :func:`not_found` (404 ``[]``), :func:`unsupported_path` (404 multierror),
+    :func:`unsupported_operation` (405 multierror), :func:`permission_denied` (403).
+    """
+
+    def __init__(self, status: int, errors: list[str], headers: dict[str, str] | None = None, body: bytes | None = None):
+        super().__init__(errors[0] if errors else f"HTTP {status}")
+        self.status = status
+        self.errors = errors
+        self.headers = headers or {}
+        self.body = body
+
+    def to_response(self) -> Response:
+        """The werkzeug response: JSON errors (or a raw body, e.g. HEAD's empty 405)."""
+        if self.body is not None:
+            return Response(self.body, status=self.status, headers=self.headers)
+        return json_response({"errors": self.errors}, self.status, self.headers)
+
+
+def user_error(message: str) -> LogicalError:
+    """400 ``{"errors": [message]}`` - what ``logical.ErrorResponse`` gives."""
+    return LogicalError(400, [message])
+
+
+def internal_error(message: str) -> LogicalError:
+    """500 ``{"errors": ["1 error occurred:\\n\\t* <message>\\n\\n"]}`` - a Go error returned by a handler."""
+    return LogicalError(500, [multierror_text(message)])
+
+
+def not_found() -> LogicalError:
+    """404 ``{"errors": []}`` - a read with no result or an empty LIST."""
+    return LogicalError(404, [])
+
+
+def unsupported_path() -> LogicalError:
+    """404 multierror ``unsupported path``."""
+    return LogicalError(404, [multierror_text("unsupported path")])
+
+
+def unsupported_operation() -> LogicalError:
+    """405 multierror ``unsupported operation``."""
+    return LogicalError(405, [multierror_text("unsupported operation")])
+
+
+def permission_denied(multierror: bool = False) -> LogicalError:
+    """403 ``permission denied``: plain for a missing/unknown token, multierror for a token that lacks
+    the capability (as OpenBao answers)."""
+    return LogicalError(403, [multierror_text("permission denied") if multierror else "permission denied"])
+
+
+@dataclass
+class LogicalResponse:
+    """What a handler returns.
+
+    * ``data`` - the envelope's ``data`` (``None`` for a 204);
+    * ``warnings`` - added warnings (the envelope shows ``null`` when empty);
+    * ``status`` - 200 by default; 204 sends an empty body; 202 blanks ``request_id``;
+    * ``raw`` - ``(bytes, content_type)`` for non-JSON bodies (PEM, DER, CRL);
+    * ``lease_id``/``lease_duration`` (seconds)/``auth`` for leased and auth responses;
+    * ``extra_top`` - extra top-level keys (``sys/mounts/:path/tune`` repeats its data there).
+    """
+
+    data: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    status: int = 200
+    raw: tuple[bytes, str] | None = None
+    lease_id: str = ""
+    lease_duration: int = 0
+    auth: dict[str, Any] | None = None
+    extra_top: dict[str, Any] | None = None
+    bare: bool = False  # the body is ``data`` itself, with no envelope (sys/health, sys/seal-status)
+
+    def add_warning(self, text: str) -> None:
+        self.warnings.append(text)
+
+    def to_response(self) -> Response:
+        """The werkzeug response for this result."""
+        if self.raw is not None:
+            body, content_type = self.raw
+            return bytes_response(body, self.status, content_type, JSON_HEADERS)
+        if self.status == 204:
+            return Response(b"", status=204, mimetype="application/json", headers=JSON_HEADERS)
+        if self.bare:
+            return json_response(self.data, self.status)
+        envelope: dict[str, Any] = {
+            "request_id": "" if self.status == 202 else _request_id(),
+            "lease_id": self.lease_id,
+            "renewable": False,
+            "lease_duration": self.lease_duration,
+            "data": _sorted(self.data) if self.data is not None else None,
+            "wrap_info": None,
+            "warnings": list(self.warnings) or None,
+            "auth": self.auth,
+        }
+        if self.extra_top:
+            envelope = {**self.extra_top, **envelope}
+        return json_response(envelope, self.status)
+
+
+_IDS = random.Random()  # request ids need to be unique, not secret: os.urandom costs ~12 us per call here
+
+
+def _request_id() -> str:
+    """A random version-4 UUID for the envelope's ``request_id``."""
+    return str(uuid.UUID(int=_IDS.getrandbits(128), version=4))
+
+
+def _sorted(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: data[k] for k in sorted(data)}
+
+
+def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Compact JSON plus a newline, ``Content-Type: application/json`` exactly."""
+    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return bytes_response(body.encode(), status, "application/json", {**JSON_HEADERS, **(headers or {})})

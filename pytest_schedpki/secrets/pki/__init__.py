@@ -1,1 +1,0 @@
-"""The PKI secrets engine (OpenBao 2.7 behaviour)."""

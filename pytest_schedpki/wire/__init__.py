@@ -1,0 +1,8 @@
+"""HTTP plumbing shared by both listeners: the threaded server with HTTP/1.1 keep-alive
+(``server``, ``keepalive``), the fast request-head parser (``fastparse``), the middleware that
+journals requests, injects faults and records handler errors (``middleware``), and the small WSGI
+response used on the hot path (``bytes_response``).
+
+May import: the standard library, werkzeug, and the core's leaf modules ``journal`` and ``faults``.
+Never imports ``scheduler/``, ``secrets/`` or the double: a service is handed in as a WSGI app.
+"""

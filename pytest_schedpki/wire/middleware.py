@@ -1,0 +1,187 @@
+"""WSGI layer shared by both services: control endpoints, injected faults, the request journal.
+
+Order per request: ``/_schedpki/...`` control endpoints (never journaled, never faulted) ->
+the first matching :class:`~pytest_schedpki.faults.Fault` (latency, hang, drop, canned answer) ->
+the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry (also for
+answers a fault gave; a dropped connection is journaled with status 0).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from werkzeug.exceptions import ClientDisconnected
+from werkzeug.wrappers import Response
+from werkzeug.wsgi import get_input_stream
+
+from ..faults import MAX_HANG, Fault, FaultSet
+from ..journal import Journal
+
+CONTROL_PREFIX = "/_schedpki/"
+JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes read for the journal; larger bodies are cut
+
+
+class _HeadThenRest(io.RawIOBase):
+    """A body whose first bytes were already read (for the journal), then the rest from the client."""
+
+    def __init__(self, head: bytes, rest) -> None:
+        self._head, self._rest = io.BytesIO(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self._head.readinto(buffer)
+        if count:
+            return count
+        data = self._rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class _Truncated(io.RawIOBase):
+    """A body the client ended before its ``Content-Length``: nothing more to read, and reading on
+    raises werkzeug's ``ClientDisconnected`` (a 400), so each service answers as its Go server does
+    when the read fails (``unexpected EOF``) while requests that never read the body are served."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        raise ClientDisconnected()
+
+
+class _EnvironHeaders(Mapping):
+    """The request headers as the token classifiers see them: ``{"X-Vault-Token": ...}`` with the
+    title-cased names of the ``HTTP_*`` environ keys, read from the environ on demand (building that
+    dict for every request cost more than the lookups)."""
+
+    def __init__(self, environ: dict):
+        self._environ = environ
+
+    def __getitem__(self, name: str) -> str:
+        key = "HTTP_" + name.upper().replace("-", "_")
+        if key not in self._environ or key[5:].replace("_", "-").title() != name:
+            raise KeyError(name)
+        return self._environ[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k[5:].replace("_", "-").title() for k in self._environ if k.startswith("HTTP_"))
+
+    def __len__(self) -> int:
+        return sum(1 for k in self._environ if k.startswith("HTTP_"))
+
+
+def _read_head(environ: dict, stream) -> bytes:
+    """The first :data:`JOURNAL_BODY_LIMIT` bytes of the body. With a valid ``Content-Length`` it
+    reads exactly what is there (nothing for 0, and no 64 MiB read buffer); with neither a length nor
+    chunking the body is empty (what werkzeug reads too)."""
+    raw = environ.get("CONTENT_LENGTH", "")
+    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if raw.isdigit() and not chunked:
+        length = int(raw)
+        return stream.read(min(length, JOURNAL_BODY_LIMIT)) if length else b""
+    if not raw and not chunked:
+        return b""
+    return stream.read(JOURNAL_BODY_LIMIT)
+
+
+class Instrumented:
+    """Wrap ``app`` (one service) with control endpoints, faults and the journal.
+
+    ``token_kind(headers)`` classifies the presented token for the journal; ``control`` is the
+    WSGI app serving ``/_schedpki/...`` (or ``None``); ``default_content_type`` is used for canned
+    fault answers whose body is text (scheduler: plain text, secrets: JSON).
+    """
+
+    def __init__(self, service: str, app: Callable, journal: Journal, faults: FaultSet,
+                 token_kind: Callable[[dict[str, str]], str], control: Callable | None = None):
+        self.service = service
+        self.app = app
+        self.journal = journal
+        self.faults = faults
+        self.token_kind = token_kind
+        self.control = control
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if self.control is not None and path.startswith(CONTROL_PREFIX):
+            return self.control(environ, start_response)
+        stream = get_input_stream(environ, max_content_length=None)
+        try:
+            body = _read_head(environ, stream)
+        except (ClientDisconnected, OSError):  # announced and not sent, or a broken chunked body
+            body, stream = b"", _Truncated()
+        # the journal keeps the head; the application still gets every byte (Nomad has no size limit)
+        environ["wsgi.input"] = (io.BytesIO(body) if len(body) < JOURNAL_BODY_LIMIT and not isinstance(stream, _Truncated)
+                                 else _HeadThenRest(body, stream))
+        environ["wsgi.input_terminated"] = True
+        method = environ.get("REQUEST_METHOD", "GET")
+        fault = self.faults.take(self.service, method, path)
+        if fault is not None:
+            answered = self._apply_fault(fault, environ, start_response)
+            if answered is not None:
+                status, chunks = answered
+                self._record(environ, method, path, body, status, chunks)
+                return [chunks] if chunks else []
+        captured: dict[str, object] = {}
+
+        def capture(status: str, headers: list, exc_info=None):
+            captured["status"] = int(status.split(" ", 1)[0])
+            return start_response(status, headers, exc_info)
+
+        result = self.app(environ, capture)
+        try:
+            chunks = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        self._record(environ, method, path, body, int(captured.get("status", 0)), chunks)
+        return [chunks]
+
+    def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes) -> None:
+        from urllib.parse import parse_qs
+
+        raw_query = environ.get("QUERY_STRING", "")
+        query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()} if raw_query else {}
+        headers = _EnvironHeaders(environ)
+        try:
+            kind = self.token_kind(headers)
+        except Exception:  # noqa: BLE001 - classification must never break a request
+            kind = "unknown"
+        self.journal.record(self.service, method, path, query, kind, body, status, response)
+
+    def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> tuple[int, bytes] | None:
+        """Run the fault; returns ``(status, body)`` when it answered (status 0: connection dropped)
+        or ``None`` when the real handler should answer (latency or a released hang only)."""
+        if fault.latency:
+            time.sleep(fault.latency)
+        if fault.hang:
+            fault.released.wait(MAX_HANG)
+        if fault.drop:
+            sock = environ.get("werkzeug.socket")
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            start_response("500 Internal Server Error", [("Content-Length", "0")])
+            return 0, b""
+        if fault.status is None:
+            return None
+        body = fault.body
+        content_type = fault.content_type
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body) + "\n"
+            content_type = content_type or "application/json"
+        elif body is None:
+            body = ""
+        content_type = content_type or ("application/json" if self.service == "secrets" else "text/plain; charset=utf-8")
+        response = Response(body, status=fault.status, content_type=content_type)
+        chunks = b"".join(response(environ, start_response))
+        return fault.status, chunks

@@ -1,0 +1,244 @@
+"""One werkzeug listener per service, served from a daemon thread.
+
+:class:`ServiceServer` binds (port 0 picks a free port), serves with werkzeug's threaded server (with
+HTTP/1.1 keep-alive, see :mod:`.keepalive`) and answers every request through a guard that turns an
+exception escaping the application into the service's own 500 error shape (never a traceback or an
+HTML page) and records it in ``handler_errors``, so the pytest plugin can fail the test that caused it.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Response
+
+from ..journal import redact_query
+from .keepalive import ConnectionRegistry, KeepAliveHandler
+
+POLL_INTERVAL = 0.05  # seconds; bounds how long shutdown() waits for serve_forever to notice
+
+
+@dataclass
+class HandlerError:
+    """An exception raised inside a request handler: where, what, and the formatted traceback."""
+
+    service: str
+    method: str
+    path: str
+    exception: BaseException
+    traceback: str = field(repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.service}: {self.method} {self.path} raised:\n{self.traceback}"
+
+
+TLS_HANDSHAKE_TIMEOUT = 10.0  # seconds a client may take to complete the TLS handshake
+PLAIN_HTTP_TO_TLS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+
+
+class _TLSHandshakeMixin:
+    """The TLS handshake of an HTTPS listener, in the connection's own thread and bounded by
+    :data:`TLS_HANDSHAKE_TIMEOUT`. A plain HTTP request gets Go's ``net/http`` answer
+    (:data:`PLAIN_HTTP_TO_TLS`, unencrypted); any other failed handshake just closes the connection."""
+
+    def handle(self):
+        sock = self.connection
+        if isinstance(sock, ssl.SSLSocket):
+            try:
+                previous = sock.gettimeout()
+                sock.settimeout(TLS_HANDSHAKE_TIMEOUT)
+                sock.do_handshake()
+                sock.settimeout(previous)
+            except ssl.SSLError as exc:
+                if exc.reason == "HTTP_REQUEST":
+                    try:
+                        socket.socket.sendall(sock, PLAIN_HTTP_TO_TLS)  # below TLS, as Go writes it
+                    except OSError:
+                        pass
+                self.close_connection = True
+                return
+            except OSError:  # timeout, reset
+                self.close_connection = True
+                return
+        super().handle()
+
+
+class _GoErrorsMixin:
+    """Requests too broken to reach the application (bad request line, bad HTTP version, header
+    overflow) are answered as Go's net/http server answers them - both upstreams are Go servers:
+    ``400 Bad Request`` (or the code) as plain text, ``Connection: close`` - never an HTML page."""
+
+    def send_error(self, code, message=None, explain=None):  # noqa: D401 - stdlib signature
+        try:
+            reason = self.responses.get(code, ("Error",))[0]
+        except AttributeError:
+            reason = "Error"
+        body = f"{code} {reason}".encode()
+        self.close_connection = True
+        self.request_version = "HTTP/1.1"  # Go answers with a status line even to garbage
+        try:
+            self.send_response_only(code, reason)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Connection", "close")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+        except OSError:
+            pass
+
+
+class _QuietHandler(_TLSHandshakeMixin, _GoErrorsMixin, KeepAliveHandler):
+    """werkzeug's request handler without the per-request access log line."""
+
+    def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
+        return None
+
+    def log_error(self, format, *args):  # noqa: A002 - stdlib signature
+        return None
+
+
+class _VerboseHandler(_TLSHandshakeMixin, _GoErrorsMixin, KeepAliveHandler):
+    """werkzeug's access log, without the values of secret query parameters (``?token=...``)."""
+
+    def log_request(self, code="-", size="-"):  # noqa: D401 - werkzeug signature
+        path = getattr(self, "path", "")
+        if "?" not in path:
+            return super().log_request(code, size)
+        base, _, query = path.partition("?")
+        self.path = f"{base}?{redact_query(query)}"
+        try:
+            return super().log_request(code, size)
+        finally:
+            self.path = path
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind and listen ourselves, so a taken port raises OSError (werkzeug would sys.exit)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class ServiceServer:
+    """A werkzeug WSGI server for one service, in a daemon thread.
+
+    ``app`` is a WSGI callable; ``error_response(exc)`` builds the service's 500 answer for an
+    exception that escaped ``app`` (scheduler: plain text; secrets: ``{"errors": [...]}``).
+    ``port=0`` binds a free port; :attr:`url` tells which. :meth:`stop` returns within about
+    :data:`POLL_INTERVAL` seconds.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        app: Callable,
+        error_response: Callable[[BaseException], Response],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+        log_requests: bool = False,
+    ):
+        self.name = name
+        self.app = app
+        self.error_response = error_response
+        self.host = host
+        self.requested_port = port
+        self.ssl_context = ssl_context
+        self.log_requests = log_requests
+        self.handler_errors: list[HandlerError] = []
+        self._lock = threading.Lock()
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- WSGI guard ---------------------------------------------------------------------------
+    def _guarded(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            return self.app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - any escape is a double bug: record, answer 500
+            tb = traceback.format_exc()
+            with self._lock:
+                self.handler_errors.append(
+                    HandlerError(self.name, environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""), exc, tb)
+                )
+            if self.log_requests:
+                print(tb, file=sys.stderr)
+            exc_info = sys.exc_info()
+
+            def restart(status: str, headers: list, _exc_info=None):
+                # exc_info lets the error answer replace headers the app already set (not yet sent)
+                return start_response(status, headers, exc_info)
+
+            return self.error_response(exc)(environ, restart)
+
+    def pop_handler_errors(self) -> list[HandlerError]:
+        """Return and forget the handler errors recorded so far."""
+        with self._lock:
+            errors, self.handler_errors = self.handler_errors, []
+        return errors
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> ServiceServer:
+        """Bind and start serving; returns once the socket listens (requests are accepted)."""
+        handler = _VerboseHandler if self.log_requests else _QuietHandler
+        sock = _listen(self.host, self.requested_port)
+        try:
+            self._server = make_server(
+                self.host, self.requested_port, self._guarded, threaded=True,
+                request_handler=handler, ssl_context=None, fd=sock.fileno(),
+            )
+            if self.ssl_context is not None:  # werkzeug would handshake inside accept(), on the serving
+                # thread, where one silent client blocks every other: handshake in each connection's thread
+                self._server.socket = self.ssl_context.wrap_socket(
+                    self._server.socket, server_side=True, do_handshake_on_connect=False)
+                self._server.ssl_context = self.ssl_context
+        finally:
+            sock.close()  # werkzeug works on its own duplicate of the descriptor
+        self._server.daemon_threads = True
+        self._server.connections = ConnectionRegistry()  # type: ignore[attr-defined]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},
+            name=f"schedpki-{self.name}", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        """The bound port (resolved when started with port 0)."""
+        if self._server is None:
+            raise RuntimeError(f"{self.name} server is not started")
+        return self._server.port
+
+    @property
+    def url(self) -> str:
+        """Base URL such as ``http://127.0.0.1:4646`` (https when an SSL context is set)."""
+        scheme = "https" if self.ssl_context else "http"
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"{scheme}://{host}:{self.port}"
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; idempotent."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        server.connections.shutdown_all()  # type: ignore[attr-defined] - idle keep-alive connections
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+            self._thread = None
