@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from .acl import capabilities
+from .auth.token.store import TokenRuleError, display_name, plan_child
 from .framework.fields import (
     ANY,
     BOOL,
@@ -23,7 +24,6 @@ from .framework.fields import (
 from .framework.logical import LogicalError, LogicalResponse, not_found, user_error
 from .framework.router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
-from .auth.token.store import TokenRuleError, display_name, plan_child
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from pytest_schedpki import Double
-from pytest_schedpki.godur import SECOND
+from pytest_schedpki.golang.duration import SECOND
 
 WAITERS = 20
 LONG_WAIT = 60 * SECOND  # the parked queries' own deadline: never reached in these tests

@@ -15,7 +15,7 @@ import secrets
 import string
 from dataclasses import dataclass, field, replace
 
-from ..godur import format_seconds
+from ....golang.duration import format_seconds
 
 _ALPHABET = string.ascii_letters + string.digits
 DEFAULT_TOKEN_TTL = 768 * 3600  # seconds: the dev server's system default and max lease TTL
