@@ -22,9 +22,10 @@ import time
 from typing import Any
 
 from werkzeug.exceptions import InternalServerError
-from werkzeug.serving import DechunkedInput, WSGIRequestHandler
+from werkzeug.serving import WSGIRequestHandler
 from werkzeug.wsgi import LimitedStream
 
+from .chunked import ChunkedBody
 from .fastparse import FastParseMixin
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
@@ -102,8 +103,9 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
     def _bound_input(self, environ: dict[str, Any]) -> Any:
         """Put a stream on ``wsgi.input`` that ends where this request's body ends; returns it
         (``None`` when the framing is unknown and the connection must close after the answer)."""
-        if environ.get("wsgi.input_terminated"):  # chunked: werkzeug's DechunkedInput ends at the last chunk
-            return environ["wsgi.input"]
+        if environ.get("wsgi.input_terminated"):  # chunked: ends at the last chunk, never reads past the data
+            stream = environ["wsgi.input"] = ChunkedBody(self.rfile)  # not werkzeug's DechunkedInput: see .chunked
+            return stream
         raw = environ.get("CONTENT_LENGTH", "")
         try:
             length = int(raw) if raw else 0
@@ -131,7 +133,7 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
                 while not stream.is_exhausted:
                     if not stream.read(_DRAIN_CHUNK):
                         break
-            elif isinstance(stream, DechunkedInput):
+            elif isinstance(stream, ChunkedBody):
                 total = 0
                 while True:
                     chunk = stream.read(_DRAIN_CHUNK)

@@ -1,0 +1,77 @@
+"""Hardening of the wire layer (issue 11): request framing, body sizes, connection threads and
+timeouts. Upstream behaviour from Go's ``net/http`` (both upstreams are Go servers), OpenBao 2.7.2
+``bao server -dev`` and Nomad's agent."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from served_process import ServedProcess
+
+from pytest_schedpki.chunked import BrokenChunkedBody, ChunkedBody
+
+
+@pytest.fixture
+def served():
+    server = ServedProcess()
+    yield server
+    server.stop()
+
+
+def _status_and_body(answer: bytes) -> tuple[int, bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+# -- defect 1: a chunk announcing more than it carries ---------------------------------------------
+
+@pytest.mark.parametrize("size", ["4000001", "4000000", "ffffffff", "20000"])
+def test_a_chunk_that_ends_early_is_unexpected_eof_and_the_server_lives(served, size):
+    for service, path in (("secrets", "/v1/sys/mounts/x"), ("scheduler", "/v1/acl/auth-method")):
+        raw = (f"POST {path} HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nX-Nomad-Token: root\r\n"
+               f"Transfer-Encoding: chunked\r\n\r\n{size}\r\nabc").encode()
+        status, body = _status_and_body(served.exchange(service, raw))
+        assert served.alive, f"{service}: the server died (exit {served.proc.returncode})"
+        expected = (b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n' if service == "secrets"
+                    else b"unexpected EOF")
+        assert (status, body) == (400, expected)
+    # the listener still answers
+    status, _ = _status_and_body(served.exchange("secrets", b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert status == 200
+
+
+def test_the_same_request_to_an_endpoint_that_ignores_its_body_is_answered(served):
+    raw = b"POST /v1/sys/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4000001\r\nabc"
+    answer = served.exchange("secrets", raw)
+    assert served.alive
+    assert _status_and_body(answer)[0] in (200, 400, 405)
+
+
+def test_chunked_body_never_reports_bytes_that_did_not_arrive():
+    # werkzeug's DechunkedInput answers read(65536) here with 65536 bytes, 65533 of them not sent
+    for announced in (0x10000, 0x20000, 0x4000001):
+        stream = ChunkedBody(io.BytesIO(b"%x\r\nabc" % announced))
+        with pytest.raises(BrokenChunkedBody):
+            stream.read(65536)
+    buffer = bytearray(8)
+    assert ChunkedBody(io.BytesIO(b"3\r\nabc\r\n0\r\n\r\n")).readinto(buffer) == 3
+    assert bytes(buffer[:3]) == b"abc"
+
+
+@pytest.mark.parametrize("framing, body", [
+    (b"3;name=value\r\nabc\r\n0\r\n\r\n", b"abc"),                 # chunk extension
+    (b"3\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n", b"abcde"),  # trailer
+    (b"3 \r\nabc\r\n0\r\n\r\n", b"abc"),                           # trailing space after the size
+])
+def test_chunked_framing_as_go_reads_it(framing, body):
+    assert ChunkedBody(io.BytesIO(framing)).read() == body
+
+
+@pytest.mark.parametrize("framing", [
+    b"0x3\r\nabc\r\n0\r\n\r\n", b"+3\r\nabc\r\n0\r\n\r\n", b"1_0\r\n", b"-1\r\n", b"\r\n",
+    b"3\r\nabcX\r\n0\r\n\r\n", b"11111111111111111\r\n", b"3\r\nabc\r\n0\r\n",
+])
+def test_malformed_chunked_framing_is_a_broken_body(framing):
+    with pytest.raises(BrokenChunkedBody):
+        ChunkedBody(io.BytesIO(framing)).read()
