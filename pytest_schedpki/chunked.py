@@ -48,6 +48,11 @@ class ChunkedBody(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    @property
+    def done(self) -> bool:
+        """True once the last chunk and the trailer were read."""
+        return self._done
+
     def readinto(self, buffer) -> int:  # type: ignore[override]
         view = memoryview(buffer).cast("B")
         filled = 0

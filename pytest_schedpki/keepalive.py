@@ -30,6 +30,7 @@ from .fastparse import FastParseMixin
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
 _DRAIN_CHUNK = 64 * 1024
+LINGER = 1.0  # seconds a closing connection swallows an unread request body (Go: 500 ms, then a reset)
 _EMPTY = b""
 
 
@@ -146,6 +147,28 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         except Exception:  # noqa: BLE001 - a broken body (short read, bad chunk) ends the connection
             self.close_connection = True
 
+    def _linger(self, stream: Any) -> None:
+        """Before closing a connection whose request body was not read to its end: stop writing and
+        swallow what the client still sends for up to :data:`LINGER` seconds, so a client that is
+        still sending reads the answer (e.g. a 413) instead of a connection reset (what Go's server
+        does in ``closeWriteAndWait``)."""
+        if isinstance(stream, LimitedStream):
+            if stream.is_exhausted:
+                return
+        elif not isinstance(stream, ChunkedBody) or stream.done:
+            return
+        sock = self.connection
+        try:
+            self.wfile.flush()
+            sock.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            while (left := deadline - time.monotonic()) > 0:
+                sock.settimeout(left)
+                if not sock.recv(_DRAIN_CHUNK):
+                    break
+        except (OSError, ValueError):
+            pass
+
     # -- one request ----------------------------------------------------------------------------
     def run_wsgi(self) -> None:
         if self.headers.get("Expect", "").lower().strip() == "100-continue":
@@ -206,6 +229,8 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
                     pass
             return
         self._drain(stream)
+        if self.close_connection:
+            self._linger(stream)
 
     def _head(self, environ: dict[str, Any], state: dict[str, Any]) -> bytes:
         """Status line and headers (``Server``, ``Date``, the application's, then framing and

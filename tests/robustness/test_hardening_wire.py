@@ -5,6 +5,10 @@ timeouts. Upstream behaviour from Go's ``net/http`` (both upstreams are Go serve
 from __future__ import annotations
 
 import io
+import itertools
+import os
+import socket
+import threading
 
 import pytest
 from served_process import ServedProcess
@@ -75,3 +79,60 @@ def test_chunked_framing_as_go_reads_it(framing, body):
 def test_malformed_chunked_framing_is_a_broken_body(framing):
     with pytest.raises(BrokenChunkedBody):
         ChunkedBody(io.BytesIO(framing)).read()
+
+
+# -- defect 9: oversized bodies on the scheduler listener ----------------------------------------
+
+MiB = 1024 * 1024
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024
+
+
+def _send_big(port: int, head: bytes, pieces, timeout: float = 10) -> bytes:
+    """Send ``head`` then ``pieces`` from a thread while reading the answer here (a server may answer
+    before the body is sent); returns the answer's first bytes (``b""``: closed without one)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+    def send():
+        try:
+            sock.sendall(head)
+            for piece in pieces:
+                sock.sendall(piece)
+        except OSError:
+            pass
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    answer = b""
+    try:
+        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < 28:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        sock.close()
+        sender.join(timeout)
+    return answer
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
+def test_four_100_mib_bodies_on_the_scheduler_are_refused_and_leave_no_memory_behind(served):
+    port = served.ports["scheduler"]
+    start = _rss_mib(served.proc.pid)
+    piece = b"x" * MiB
+    for framing in ("content-length", "content-length", "content-length", "chunked"):
+        if framing == "chunked":
+            head = b"PUT /v1/acl/auth-method HTTP/1.1\r\nHost: x\r\nX-Nomad-Token: root\r\nTransfer-Encoding: chunked\r\n\r\n"
+            pieces = itertools.chain((b"%x\r\n%s\r\n" % (MiB, piece) for _ in range(100)), [b"0\r\n\r\n"])
+        else:
+            head = (b"PUT /v1/acl/auth-method HTTP/1.1\r\nHost: x\r\nX-Nomad-Token: root\r\n"
+                    b"Content-Length: %d\r\n\r\n" % (100 * MiB))
+            pieces = (piece for _ in range(100))
+        answer = _send_big(port, head, pieces)
+        assert _status_and_body(answer) == (413, b"http: request body too large"), answer[:200]
+    assert served.alive
+    assert _rss_mib(served.proc.pid) - start < 64  # before: +228 MiB per body, 940 MiB after four
