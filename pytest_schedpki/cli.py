@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 
+from .connections import ListenerLimits
 from .double import Double
 from .errors import SeedError
 
@@ -53,6 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--deterministic-keys", metavar="SEED",
                        help="derive every new private key from SEED: reproducible and predictable, for tests only "
                             "(default $SCHEDPKI_DETERMINISTIC_KEYS)")
+    defaults = ListenerLimits()
+    serve.add_argument("--header-timeout", type=float, default=defaults.header_timeout, metavar="SECONDS",
+                       help=f"close a connection whose request line and headers take longer (default {defaults.header_timeout:g}, as OpenBao)")
+    serve.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout, metavar="SECONDS",
+                       help=f"close a keep-alive connection idle this long (default {defaults.idle_timeout:g}, as OpenBao)")
+    serve.add_argument("--read-timeout", type=float, default=defaults.read_timeout, metavar="SECONDS",
+                       help=f"fail a request whose body or answer stalls this long (default {defaults.read_timeout:g})")
+    serve.add_argument("--max-connections", type=int, default=defaults.max_connections, metavar="N",
+                       help=f"connection threads per listener; more wait, idle ones are closed to make room (default {defaults.max_connections})")
     return parser
 
 
@@ -82,6 +92,11 @@ def serve(args: argparse.Namespace) -> int:
         except (AttributeError, OSError, ValueError) as exc:
             print(f"schedpki: cannot run on CPU {args.cpu}: {exc}", file=sys.stderr)
             return 2
+    try:
+        limits = ListenerLimits(args.header_timeout, args.idle_timeout, args.read_timeout, args.max_connections)
+    except ValueError as exc:
+        print(f"schedpki: {exc}", file=sys.stderr)
+        return 2
     double = Double(management_token=args.management_token, root_token=args.root_token,
                     rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys)
     double.secrets.enterprise = args.enterprise
@@ -98,7 +113,7 @@ def serve(args: argparse.Namespace) -> int:
 
         material = create_tls_material(args.host)
     try:
-        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests,
+        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests, limits=limits,
                      ssl_context=material.server_context() if material else None)
     except OSError as exc:
         print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ import ssl
 from typing import Any
 
 from .clock import Clock, SwitchableClock
+from .connections import ListenerLimits
 from .control import make_control_app
 from .faults import FaultSet
 from .journal import Journal
@@ -66,11 +67,15 @@ class Double:
         secrets_port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         log_requests: bool = False,
+        limits: ListenerLimits | None = None,
     ) -> Double:
         """Start both listeners (port 0 = any free port). Raises OSError if a port is taken.
 
         Each listener also serves the control endpoints under ``/_schedpki/`` and records every
-        request in :attr:`journal`; :attr:`faults` applies to both.
+        request in :attr:`journal`; :attr:`faults` applies to both. ``limits``
+        (:class:`~pytest_schedpki.connections.ListenerLimits`) sets each listener's header, idle and
+        read timeouts (seconds; defaults 10, 300 and 30, as OpenBao's listener) and its bound on
+        connection threads (default 128; further connections wait, idle ones are cut to make room).
         """
         control = make_control_app(self)
         scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
@@ -79,10 +84,12 @@ class Double:
                                    self._secrets_token_kind, control)
         self.scheduler_server = ServiceServer(
             "scheduler", scheduler_app, scheduler_error_response, host, scheduler_port, ssl_context, log_requests,
+            limits,
         ).start()
         try:
             self.secrets_server = ServiceServer(
                 "secrets", secrets_app, secrets_error_response, host, secrets_port, ssl_context, log_requests,
+                limits,
             ).start()
         except BaseException:
             self.scheduler_server.stop()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import email.utils
 import io
 import socket
-import threading
 import time
 from typing import Any
 
@@ -26,6 +25,7 @@ from werkzeug.serving import WSGIRequestHandler
 from werkzeug.wsgi import LimitedStream
 
 from .chunked import ChunkedBody
+from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
 from .fastparse import FastParseMixin
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
@@ -47,40 +47,16 @@ def _http_date() -> str:
     return cached[1]
 
 
-class ConnectionRegistry:
-    """The open client connections of one listener, so stopping it can cut idle keep-alive
-    connections (a stopped double must not go on answering on a pooled connection)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sockets: set[socket.socket] = set()
-
-    def add(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.add(sock)
-
-    def discard(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.discard(sock)
-
-    def shutdown_all(self) -> None:
-        """Shut down every registered connection (reads then see EOF, writes fail)."""
-        with self._lock:
-            sockets, self._sockets = list(self._sockets), set()
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
 class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
     """werkzeug's WSGI request handler with keep-alive (see the module doc) and the fast request
     parser of :mod:`.fastparse`.
 
-    The server may carry a ``connections`` attribute (:class:`ConnectionRegistry`); each handled
-    connection registers itself there while it is open.
+    The server may carry a ``connections`` attribute (:class:`~.connections.ConnectionRegistry`);
+    each handled connection registers itself there while it is open and reports its phase, so the
+    registry can apply the listener's timeouts (see :mod:`.connections`).
     """
+
+    _served = False  # a request was answered on this connection
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -90,6 +66,28 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         registry = getattr(self.server, "connections", None)
         if registry is not None:
             registry.add(self.connection)
+
+    def handle_one_request(self) -> None:
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.mark(self.connection, IDLE if self._served else FRESH)
+            try:
+                if not self.rfile.peek(1):  # wait for a request's first byte (the registry times this)
+                    self.close_connection = True
+                    return
+            except (OSError, ValueError):
+                self.close_connection = True
+                return
+            registry.mark(self.connection, HEADER)
+        try:
+            super().handle_one_request()
+        finally:
+            self._served = True
+            if registry is not None:
+                try:
+                    self.connection.settimeout(None)  # the registry times the wait for the next request
+                except OSError:
+                    pass
 
     def finish(self) -> None:
         registry = getattr(self.server, "connections", None)
@@ -105,7 +103,7 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         """Put a stream on ``wsgi.input`` that ends where this request's body ends; returns it
         (``None`` when the framing is unknown and the connection must close after the answer)."""
         if environ.get("wsgi.input_terminated"):  # chunked: ends at the last chunk, never reads past the data
-            stream = environ["wsgi.input"] = ChunkedBody(self.rfile)  # not werkzeug's DechunkedInput: see .chunked
+            stream = environ["wsgi.input"] = ChunkedBody(self._body_source())  # not werkzeug's DechunkedInput: see .chunked
             return stream
         raw = environ.get("CONTENT_LENGTH", "")
         try:
@@ -117,10 +115,15 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
             environ["wsgi.input"] = io.BytesIO()  # werkzeug's answer to a bad length: an empty body
             environ["wsgi.input_terminated"] = True
             return None
-        stream = LimitedStream(self.rfile, length)
+        stream = LimitedStream(self._body_source(), length)
         environ["wsgi.input"] = stream
         environ["wsgi.input_terminated"] = True
         return stream
+
+    def _body_source(self) -> Any:
+        """``rfile`` for a body stream: reads report the ``BODY`` phase to the registry, if any."""
+        registry = getattr(self.server, "connections", None)
+        return self.rfile if registry is None else BodyReader(self.rfile, registry, self.connection)
 
     def _drain(self, stream: Any) -> None:
         """Discard the unread rest of the request body, or mark the connection for closing."""
@@ -171,6 +174,10 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
 
     # -- one request ----------------------------------------------------------------------------
     def run_wsgi(self) -> None:
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.mark(self.connection, BUSY)
+            self.connection.settimeout(registry.limits.read_timeout)  # a stalled read or write fails
         if self.headers.get("Expect", "").lower().strip() == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         self.environ = environ = self.make_environ()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from .connections import ListenerLimits
 from .double import Double
 from .handle import SchedpkiHandle
 from .tls import create_tls_material
@@ -32,7 +33,9 @@ class Settings:
     CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
     pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
-    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys)."""
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys). ``limits`` sets the listeners' timeouts and
+    connection bound (:class:`~pytest_schedpki.connections.ListenerLimits`; ``None``: header 10 s,
+    idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -42,6 +45,7 @@ class Settings:
     enterprise: bool = False
     rsa_key_pool: int | None = None
     deterministic_keys: str | None = None
+    limits: ListenerLimits | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -101,7 +105,8 @@ def schedpki_double(schedpki_settings: Settings):
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
-    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
+    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
+                 limits=schedpki_settings.limits)
     double.save_baseline()
     try:
         yield double

@@ -9,11 +9,14 @@ import itertools
 import os
 import socket
 import threading
+import time
 
 import pytest
 from served_process import ServedProcess
 
+from pytest_schedpki import Double
 from pytest_schedpki.chunked import BrokenChunkedBody, ChunkedBody
+from pytest_schedpki.connections import ListenerLimits
 
 
 @pytest.fixture
@@ -136,3 +139,131 @@ def test_four_100_mib_bodies_on_the_scheduler_are_refused_and_leave_no_memory_be
         assert _status_and_body(answer) == (413, b"http: request body too large"), answer[:200]
     assert served.alive
     assert _rss_mib(served.proc.pid) - start < 64  # before: +228 MiB per body, 940 MiB after four
+
+
+# -- defect 6: many connections closed at once; the connection-thread bound -------------------------
+
+HALF_SENT = b"POST /v1/sys/mounts/x HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nContent-Length: 100000\r\n\r\nabc"
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def _wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="counts threads in /proc")
+def test_half_sent_requests_closed_together_leave_the_server_responsive():
+    served = ServedProcess()
+    try:
+        port = served.ports["secrets"]
+        socks = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(400)]
+        for sock in socks:
+            sock.sendall(HALF_SENT)
+        limit = ListenerLimits().max_connections
+        assert _wait_for(lambda: _threads(served.proc.pid) >= limit)
+        # at most max_connections connection threads, whatever the number of connections (was: one each)
+        assert _threads(served.proc.pid) <= limit + 8
+        for sock in socks:
+            sock.close()
+        started = time.monotonic()
+        answer = served.exchange("secrets", b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answered_in = time.monotonic() - started
+        assert _status_and_body(answer)[0] == 200
+        assert answered_in < 2.0  # correctness bound, not a benchmark (was 3-25 s: GIL-starved accept loop)
+        for sock in [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(400)]:
+            sock.sendall(HALF_SENT)
+            sock.close()
+        started = time.monotonic()
+        assert served.stop() == 0
+        assert time.monotonic() - started < 2.0  # SIGTERM right after the closes (was 17-30 s)
+    finally:
+        served.stop()
+
+
+def _raw(url: str) -> socket.socket:
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """One answer with a Content-Length body, read from a keep-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def _closed_without_answer(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+
+
+@pytest.fixture
+def limited():
+    """A double whose listeners have short timeouts and room for 4 connections."""
+    double = Double().start(limits=ListenerLimits(header_timeout=0.5, idle_timeout=1.0, read_timeout=0.5,
+                                                  max_connections=4))
+    yield double
+    double.stop()
+
+
+HEALTH = b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def test_idle_keep_alive_connections_are_closed_after_the_idle_timeout(limited):
+    with _raw(limited.secrets_url) as sock:
+        sock.sendall(HEALTH)
+        assert _status_and_body(_answer(sock))[0] == 200
+        assert _closed_without_answer(sock)  # within the socket's 10 s: the idle timeout is 1 s
+
+
+@pytest.mark.parametrize("sent", [b"", b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n"], ids=["nothing", "half-header"])
+def test_a_request_head_not_sent_in_time_is_closed_without_an_answer(limited, sent):
+    with _raw(limited.secrets_url) as sock:
+        sock.sendall(sent)
+        assert _closed_without_answer(sock)
+
+
+def test_a_stalled_body_is_answered_as_a_cut_short_body(limited):
+    with _raw(limited.scheduler_url) as sock:
+        sock.sendall(b"PUT /v1/acl/auth-method HTTP/1.1\r\nHost: x\r\nX-Nomad-Token: root\r\nContent-Length: 50\r\n\r\n{")
+        assert _status_and_body(_answer(sock)) == (400, b"unexpected EOF")
+
+
+def test_at_the_connection_bound_idle_connections_make_room(limited):
+    idle = [_raw(limited.secrets_url) for _ in range(4)]
+    try:
+        for sock in idle:
+            sock.sendall(HEALTH)
+            assert _status_and_body(_answer(sock))[0] == 200
+        with _raw(limited.secrets_url) as fifth:  # a fifth connection is served: the oldest idle one is cut
+            fifth.sendall(HEALTH)
+            assert _status_and_body(_answer(fifth))[0] == 200
+        assert _closed_without_answer(idle[0])
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_limits_must_be_positive():
+    with pytest.raises(ValueError, match="max_connections must be positive, got 0"):
+        ListenerLimits(max_connections=0)
+    with pytest.raises(ValueError, match="idle_timeout must be positive"):
+        ListenerLimits(idle_timeout=-1)
