@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--deterministic-keys", metavar="SEED",
                        help="derive every new private key from SEED: reproducible and predictable, for tests only "
                             "(default $SCHEDPKI_DETERMINISTIC_KEYS)")
+    serve.add_argument("--control-token", metavar="TOKEN", default=os.environ.get("SCHEDPKI_CONTROL_TOKEN") or None,
+                       help="require TOKEN in the X-Schedpki-Control-Token header of every /_schedpki/ request "
+                            "(default $SCHEDPKI_CONTROL_TOKEN, else none)")
     defaults = ListenerLimits()
     serve.add_argument("--header-timeout", type=float, default=defaults.header_timeout, metavar="SECONDS",
                        help=f"close a connection whose request line and headers take longer (default {defaults.header_timeout:g}, as OpenBao)")
@@ -98,7 +101,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"schedpki: {exc}", file=sys.stderr)
         return 2
     double = Double(management_token=args.management_token, root_token=args.root_token,
-                    rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys)
+                    rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys,
+                    control_token=args.control_token)
     double.secrets.enterprise = args.enterprise
     seeds = [] if args.no_seed else (args.seed or [default_seed_path()])
     try:
@@ -128,7 +132,6 @@ def serve(args: argparse.Namespace) -> int:
     print("\n".join(env_lines(double, material.ca_path if material else None)), flush=True)
     while not stop.wait(0.05):
         pass
-    double.faults.clear()  # release hanging requests before shutdown
     double.stop()
     print("schedpki: stopped", flush=True)
     return 0

@@ -36,13 +36,18 @@ class Double:
     ``SCHEDPKI_DETERMINISTIC_KEYS``, default a pool of 4 random keys). Raises ValueError for a
     negative pool size.
 
+    ``control_token`` (default ``None``: none) is required, in the ``X-Schedpki-Control-Token``
+    header, by every request to the control endpoints ``/_schedpki/...`` (see
+    :mod:`~pytest_schedpki.control_guard`; cross-site requests are refused either way).
+
     Backends are reachable directly for seeding and inspection: :attr:`scheduler`
     (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and :attr:`secrets`
     (:class:`~pytest_schedpki.secrets.service.SecretsService`).
     """
 
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
-                 rsa_key_pool: int | None = None, deterministic_keys: str | None = None):
+                 rsa_key_pool: int | None = None, deterministic_keys: str | None = None,
+                 control_token: str | None = None):
         if rsa_key_pool is not None or deterministic_keys is not None:
             from .secrets.pki import keypool
 
@@ -50,6 +55,7 @@ class Double:
         self.clock = SwitchableClock(clock)
         self.management_token = management_token
         self.root_token = root_token
+        self.control_token = control_token or None
         self.scheduler = SchedulerState(self.clock, management_token=management_token)
         self.secrets = SecretsService(self.clock, root_token=root_token)
         self.tls = None  # TLSMaterial when the listeners serve HTTPS
@@ -77,6 +83,7 @@ class Double:
         read timeouts (seconds; defaults 10, 300 and 30, as OpenBao's listener) and its bound on
         connection threads (default 128; further connections wait, idle ones are cut to make room).
         """
+        self.faults.stopping.clear()
         control = make_control_app(self)
         scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
                                      self._scheduler_token_kind, control)
@@ -97,7 +104,9 @@ class Double:
         return self
 
     def stop(self) -> None:
-        """Stop both listeners (idempotent)."""
+        """Stop both listeners (idempotent). Requests held by a ``hang`` fault get what a stopped
+        server gives: their connection dropped, no answer."""
+        self.faults.abort()
         for server in (self.scheduler_server, self.secrets_server):
             if server is not None:
                 server.stop()

@@ -160,7 +160,7 @@ class Instrumented:
             time.sleep(fault.latency)
         if fault.hang:
             fault.released.wait(MAX_HANG)
-        if fault.drop:
+        if fault.drop or (fault.hang and self.faults.stopping.is_set()):  # a stopped server answers nothing
             sock = environ.get("werkzeug.socket")
             if sock is not None:
                 try:

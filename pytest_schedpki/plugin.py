@@ -4,7 +4,8 @@ Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
-  the rootdir), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
+  the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys`` and
+  ``schedpki_control_token``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -35,7 +36,9 @@ class Settings:
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
     ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys). ``limits`` sets the listeners' timeouts and
     connection bound (:class:`~pytest_schedpki.connections.ListenerLimits`; ``None``: header 10 s,
-    idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener)."""
+    idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener). ``control_token``, when set,
+    is required in the ``X-Schedpki-Control-Token`` header by the control endpoints
+    (``/_schedpki/...``); ini option ``schedpki_control_token``."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -46,6 +49,7 @@ class Settings:
     rsa_key_pool: int | None = None
     deterministic_keys: str | None = None
     limits: ListenerLimits | None = None
+    control_token: str | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
                   default="")
     parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
+    parser.addini("schedpki_control_token", "token the control endpoints /_schedpki/... require (default: none)", default="")
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -83,6 +88,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         enterprise=pytestconfig.getini("schedpki_enterprise"),
         rsa_key_pool=_int_or_none(pytestconfig.getini("schedpki_rsa_key_pool"), "schedpki_rsa_key_pool"),
         deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
+        control_token=pytestconfig.getini("schedpki_control_token").strip() or None,
     )
 
 
@@ -100,7 +106,8 @@ def _int_or_none(text: str, name: str) -> int | None:
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
-                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys)
+                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
+                    control_token=schedpki_settings.control_token)
     double.secrets.enterprise = schedpki_settings.enterprise
     for seed in schedpki_settings.seeds:
         double.seed(seed)
@@ -111,7 +118,6 @@ def schedpki_double(schedpki_settings: Settings):
     try:
         yield double
     finally:
-        double.faults.clear()  # release hanging requests before shutdown
         double.stop()
 
 
