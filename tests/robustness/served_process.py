@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ class ServedProcess:
              "--no-seed", *args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.ports: dict[str, int] = {}
+        self.tls = "--tls" in args
         deadline = time.monotonic() + 30
         while len(self.ports) < 2 and time.monotonic() < deadline:
             line = self.proc.stdout.readline()
@@ -40,17 +42,25 @@ class ServedProcess:
         return self.proc.poll() is None
 
     def exchange(self, service: str, raw: bytes, half_close: bool = True, timeout: float = 10) -> bytes:
-        """Send ``raw`` on a new connection (then half-close) and return all bytes answered until
-        the server closes (``b""`` when it closes without an answer)."""
-        with socket.create_connection(("127.0.0.1", self.ports[service]), timeout=timeout) as sock:
+        """Send ``raw`` on a new connection, then half-close, and return all bytes answered until the
+        server closes (``b""``: closed without an answer). Over TLS (served with ``--tls``) the client
+        cannot half-close: it ends the connection after sending and returns ``b""``."""
+        sock = socket.create_connection(("127.0.0.1", self.ports[service]), timeout=timeout)
+        if self.tls:
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            sock = context.wrap_socket(sock)
+        with sock:
             sock.sendall(raw)
+            if self.tls and half_close:  # TLS has no half-close: end the connection, expect no answer
+                return b""
             if half_close:
                 sock.shutdown(socket.SHUT_WR)
             data = b""
             try:
                 while chunk := sock.recv(65536):
                     data += chunk
-            except ConnectionResetError:
+            except (ConnectionResetError, ssl.SSLError):
                 pass
             return data
 

@@ -19,9 +19,9 @@ from pytest_schedpki.chunked import BrokenChunkedBody, ChunkedBody
 from pytest_schedpki.connections import ListenerLimits
 
 
-@pytest.fixture
-def served():
-    server = ServedProcess()
+@pytest.fixture(params=["http", "https"])
+def served(request):
+    server = ServedProcess(*(["--tls"] if request.param == "https" else []))
     yield server
     server.stop()
 
@@ -38,21 +38,25 @@ def test_a_chunk_that_ends_early_is_unexpected_eof_and_the_server_lives(served, 
     for service, path in (("secrets", "/v1/sys/mounts/x"), ("scheduler", "/v1/acl/auth-method")):
         raw = (f"POST {path} HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nX-Nomad-Token: root\r\n"
                f"Transfer-Encoding: chunked\r\n\r\n{size}\r\nabc").encode()
-        status, body = _status_and_body(served.exchange(service, raw))
+        answer = served.exchange(service, raw)
+        time.sleep(0.2)  # over TLS nothing is answered: let the server read the end before checking it lives
         assert served.alive, f"{service}: the server died (exit {served.proc.returncode})"
-        expected = (b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n' if service == "secrets"
-                    else b"unexpected EOF")
-        assert (status, body) == (400, expected)
+        if not served.tls:
+            expected = (b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n' if service == "secrets"
+                        else b"unexpected EOF")
+            assert _status_and_body(answer) == (400, expected)
     # the listener still answers
-    status, _ = _status_and_body(served.exchange("secrets", b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\n\r\n"))
-    assert status == 200
+    health = b"GET /v1/sys/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    assert _status_and_body(served.exchange("secrets", health, half_close=False))[0] == 200
 
 
 def test_the_same_request_to_an_endpoint_that_ignores_its_body_is_answered(served):
     raw = b"POST /v1/sys/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4000001\r\nabc"
     answer = served.exchange("secrets", raw)
+    time.sleep(0.2)
     assert served.alive
-    assert _status_and_body(answer)[0] in (200, 400, 405)
+    if not served.tls:
+        assert _status_and_body(answer) == (400, b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n')
 
 
 def test_chunked_body_never_reports_bytes_that_did_not_arrive():
@@ -124,6 +128,8 @@ def _send_big(port: int, head: bytes, pieces, timeout: float = 10) -> bytes:
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
 def test_four_100_mib_bodies_on_the_scheduler_are_refused_and_leave_no_memory_behind(served):
+    if served.tls:
+        pytest.skip("plain-socket sender; the body limit does not depend on TLS")
     port = served.ports["scheduler"]
     start = _rss_mib(served.proc.pid)
     piece = b"x" * MiB
