@@ -10,6 +10,8 @@ request. The status line, headers and the first body chunk go out in one ``send`
 The connection is closed after the answer when the client asks for it (``Connection: close``, or
 HTTP/1.0 without ``keep-alive``), when the request framing is unreliable (a bad ``Content-Length``,
 a broken chunked body, a body left unread beyond :data:`MAX_DRAIN` bytes), and when writing fails.
+Chunked bodies are read by :class:`~.chunked.ChunkedBody`; each connection reports its phase to the
+listener's :class:`~.connections.ConnectionRegistry`, which applies the header, idle and read timeouts.
 """
 
 from __future__ import annotations

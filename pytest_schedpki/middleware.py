@@ -3,7 +3,9 @@
 Order per request: ``/_schedpki/...`` control endpoints (never journaled, never faulted) ->
 the first matching :class:`~pytest_schedpki.faults.Fault` (latency, hang, drop, canned answer) ->
 the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry (also for
-answers a fault gave; a dropped connection is journaled with status 0).
+answers a fault gave; a dropped connection is journaled with status 0). The journal keeps the
+request body as the service read it (up to :data:`JOURNAL_BODY_LIMIT` bytes); nothing is read
+ahead of the service. While the double stops, a request held by a ``hang`` drops its connection.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .faults import MAX_HANG, Fault, FaultSet
 from .journal import Journal
 
 CONTROL_PREFIX = "/_schedpki/"
-JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes read for the journal; larger bodies are cut
+JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes of a body the journal keeps; larger bodies are cut
 
 
 class _Captured(io.RawIOBase):
