@@ -150,7 +150,8 @@ def make_control_app(double: Double):
         except RecursionError:
             response = _json({"error": "body is nested too deeply to apply"}, 400)
         except HTTPException as exc:  # 413 for a body over MAX_BODY_SIZE
-            response = _json({"error": exc.description or exc.name}, exc.code or 400)
+            text = f"request body too large (over {MAX_BODY_SIZE} bytes)" if exc.code == 413 else exc.name
+            response = _json({"error": text}, exc.code or 400)
         return response(environ, start_response)
 
     return app

@@ -72,6 +72,12 @@ def test_a_seed_failing_half_way_applies_nothing(fresh):
     assert _fingerprints(fresh) == before
 
 
+def test_a_control_body_over_32_mib_is_413(fresh):
+    status, body = _raw(fresh.secrets_url, b"POST /_schedpki/seed HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                           b"Content-Length: 33554433\r\n\r\n")
+    assert (status, body) == (413, b'{"error": "request body too large (over 33554432 bytes)"}\n')
+
+
 # -- cross-site requests and the control token -----------------------------------------------------
 
 @pytest.mark.parametrize("headers", [

@@ -8,6 +8,8 @@ import io
 import itertools
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -273,3 +275,9 @@ def test_limits_must_be_positive():
         ListenerLimits(max_connections=0)
     with pytest.raises(ValueError, match="idle_timeout must be positive"):
         ListenerLimits(idle_timeout=-1)
+
+
+def test_serve_refuses_limits_that_are_not_positive():
+    proc = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", "--scheduler-port", "0",
+                           "--secrets-port", "0", "--header-timeout", "0"], capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stderr.strip()) == (2, "schedpki: header_timeout must be positive, got 0.0")
