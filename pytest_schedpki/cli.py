@@ -16,6 +16,7 @@ import threading
 
 from .double import Double
 from .errors import SeedError
+from .wire.connections import ListenerLimits
 
 
 def default_seed_path() -> str:
@@ -57,6 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="requests kept in the journal, newest first (default 10000, or $SCHEDPKI_JOURNAL_MAX_ENTRIES)")
     serve.add_argument("--journal-max-bytes", type=int, metavar="BYTES",
                        help="bytes the journal keeps, bodies and metadata (default 16 MiB, or $SCHEDPKI_JOURNAL_MAX_BYTES)")
+    serve.add_argument("--control-token", metavar="TOKEN", default=os.environ.get("SCHEDPKI_CONTROL_TOKEN") or None,
+                       help="require TOKEN in the X-Schedpki-Control-Token header of every /_schedpki/ request "
+                            "(default $SCHEDPKI_CONTROL_TOKEN, else none)")
+    defaults = ListenerLimits()
+    serve.add_argument("--header-timeout", type=float, default=defaults.header_timeout, metavar="SECONDS",
+                       help=f"close a connection whose request line and headers take longer (default {defaults.header_timeout:g}, as OpenBao)")
+    serve.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout, metavar="SECONDS",
+                       help=f"close a keep-alive connection idle this long (default {defaults.idle_timeout:g}, as OpenBao)")
+    serve.add_argument("--read-timeout", type=float, default=defaults.read_timeout, metavar="SECONDS",
+                       help=f"fail a request whose body or answer stalls this long (default {defaults.read_timeout:g})")
+    serve.add_argument("--max-connections", type=int, default=defaults.max_connections, metavar="N",
+                       help=f"connection threads per listener; more wait, idle ones are closed to make room (default {defaults.max_connections})")
     return parser
 
 
@@ -87,9 +100,11 @@ def serve(args: argparse.Namespace) -> int:
             print(f"schedpki: cannot run on CPU {args.cpu}: {exc}", file=sys.stderr)
             return 2
     try:
+        limits = ListenerLimits(args.header_timeout, args.idle_timeout, args.read_timeout, args.max_connections)
         double = Double(management_token=args.management_token, root_token=args.root_token,
                         rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys,
-                        journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes)
+                        journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes,
+                        control_token=args.control_token)
     except ValueError as exc:
         print(f"schedpki: {exc}", file=sys.stderr)
         return 2
@@ -108,7 +123,7 @@ def serve(args: argparse.Namespace) -> int:
 
         material = create_tls_material(args.host)
     try:
-        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests,
+        double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests, limits=limits,
                      ssl_context=material.server_context() if material else None)
     except OSError as exc:
         print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
@@ -123,7 +138,6 @@ def serve(args: argparse.Namespace) -> int:
     print("\n".join(env_lines(double, material.ca_path if material else None)), flush=True)
     while not stop.wait(0.05):
         pass
-    double.faults.clear()  # release hanging requests before shutdown
     double.stop()
     print("schedpki: stopped", flush=True)
     return 0

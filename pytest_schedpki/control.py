@@ -1,5 +1,6 @@
 """Control endpoints for non-Python suites, under the reserved prefix ``/_schedpki/`` on both
-listeners (no token needed; never journaled or faulted).
+listeners (never journaled or faulted). Requests a web page could send on the tester's behalf are
+refused, and a configured control token is required (see :mod:`.wire.control_guard`).
 
 | method and path | body | effect |
 |---|---|---|
@@ -15,7 +16,9 @@ listeners (no token needed; never journaled or faulted).
 | ``POST /_schedpki/leader`` | ``{"leader": false}`` | scheduler without (or with) a leader |
 | ``GET /_schedpki/keypool`` | - | the RSA key pool: ``{"deterministic": false, "pools": [{"key_type": "rsa", "bits": 2048, "size": 4, "ready": 4}]}`` |
 
-Errors are JSON ``{"error": "..."}`` with 400 (bad body) or 404 (unknown control path).
+Errors are JSON ``{"error": "..."}`` with 400 (bad body: not JSON or YAML, nested too deeply, cut
+short; a seed that fails applies nothing), 403 (refused by :mod:`.wire.control_guard`), 404 (unknown
+control path) or 413 (a body over :data:`MAX_BODY_SIZE`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import datetime
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
-from werkzeug.exceptions import ClientDisconnected
+from werkzeug.exceptions import ClientDisconnected, HTTPException
 from werkzeug.wrappers import Request, Response
 
+from .wire.control_guard import refusal
 from .errors import SeedError
 from .faults import Fault
 
@@ -53,6 +57,7 @@ class ControlTarget(Protocol):
 
     def seed(self, seed: Any) -> None: ...
 
+MAX_BODY_SIZE = 32 * 1024 * 1024  # bytes of a control request body (a seed); larger: 413
 _FAULT_FIELDS = {"service", "path", "method", "status", "body", "content_type", "latency", "drop", "hang",
                  "times", "probability", "seed"}
 
@@ -62,7 +67,12 @@ def _json(payload: Any, status: int = 200) -> Response:
 
 
 def _body(request: Request) -> Any:
-    raw = request.get_data()
+    """The parsed JSON or YAML body (``{}`` when empty); raises ValueError naming the problem."""
+    request.max_content_length = MAX_BODY_SIZE
+    try:
+        raw = request.get_data()
+    except ClientDisconnected:
+        raise ValueError("request body cut short (unexpected EOF)") from None
     if not raw.strip():
         return {}
     import yaml  # lazily: it costs ~8 ms of start-up
@@ -71,6 +81,8 @@ def _body(request: Request) -> Any:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         raise ValueError(f"body is neither JSON nor YAML: {exc}") from None
+    except RecursionError:
+        raise ValueError("body is nested too deeply to parse") from None
 
 
 def _parse_time(text: str) -> datetime.datetime:
@@ -92,7 +104,7 @@ def make_control_app(double: ControlTarget):
             double.save_baseline()
             return _json({"baseline": True})
         if action == "seed" and method in ("POST", "PUT"):
-            double.seed(body or {})
+            _seed_all_or_nothing(double, body or {})
             return _json({"seeded": True})
         if action == "sync" and method == "POST":
             double.scheduler.sync()
@@ -147,14 +159,33 @@ def make_control_app(double: ControlTarget):
         return _json({"error": f"unknown control endpoint {method} /_schedpki/{action}"}, 404)
 
     def app(environ: dict, start_response):
+        refused = refusal(environ, environ.get("SERVER_NAME", ""), getattr(double, "control_token", None))
+        if refused is not None:
+            return _json({"error": refused}, 403)(environ, start_response)
         request = Request(environ)
         try:
             response = handle(request)
-        except (SeedError, ValueError, TypeError, KeyError, AttributeError, ClientDisconnected) as exc:
+        except (SeedError, ValueError, TypeError, KeyError, AttributeError) as exc:
             response = _json({"error": str(exc)}, 400)
+        except RecursionError:
+            response = _json({"error": "body is nested too deeply to apply"}, 400)
+        except HTTPException as exc:  # 413 for a body over MAX_BODY_SIZE
+            text = f"request body too large (over {MAX_BODY_SIZE} bytes)" if exc.code == 413 else exc.name
+            response = _json({"error": text}, exc.code or 400)
         return response(environ, start_response)
 
     return app
+
+
+def _seed_all_or_nothing(double: ControlTarget, body: Any) -> None:
+    """Apply a seed; when any part of it fails, both backends return to their state before it."""
+    before = (double.scheduler.snapshot(), double.secrets.snapshot())
+    try:
+        double.seed(body)
+    except BaseException:
+        double.scheduler.restore(before[0])
+        double.secrets.restore(before[1])
+        raise
 
 
 def _manual(double: ControlTarget):

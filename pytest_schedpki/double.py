@@ -17,6 +17,7 @@ from .secrets.http import error_response as secrets_error_response
 from .secrets.http import make_app as make_secrets_app
 from .secrets.service import SecretsService
 from .seed import seed_from
+from .wire.connections import ListenerLimits
 from .wire.middleware import Instrumented
 from .wire.server import HandlerError, ServiceServer
 
@@ -39,6 +40,9 @@ class Double:
     entries kept, oldest evicted; ``None``: ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000
     entries and 16 MiB, metadata included; see :mod:`~pytest_schedpki.journal`). Raises ValueError
     for a negative bound.
+    ``control_token`` (default ``None``: none) is required, in the ``X-Schedpki-Control-Token``
+    header, by every request to the control endpoints ``/_schedpki/...`` (see
+    :mod:`~pytest_schedpki.wire.control_guard`; cross-site requests are refused either way).
 
     Backends are reachable directly for seeding and inspection: :attr:`scheduler`
     (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and :attr:`secrets`
@@ -47,7 +51,8 @@ class Double:
 
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
                  rsa_key_pool: int | None = None, deterministic_keys: str | None = None,
-                 journal_max_entries: int | None = None, journal_max_bytes: int | None = None):
+                 journal_max_entries: int | None = None, journal_max_bytes: int | None = None,
+                 control_token: str | None = None):
         if rsa_key_pool is not None or deterministic_keys is not None:
             from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
@@ -55,6 +60,7 @@ class Double:
         self.clock = SwitchableClock(clock)
         self.management_token = management_token
         self.root_token = root_token
+        self.control_token = control_token or None
         self.scheduler = SchedulerState(self.clock, management_token=management_token)
         self.secrets = SecretsService(self.clock, root_token=root_token)
         self.tls = None  # TLSMaterial when the listeners serve HTTPS
@@ -72,12 +78,17 @@ class Double:
         secrets_port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         log_requests: bool = False,
+        limits: ListenerLimits | None = None,
     ) -> Double:
         """Start both listeners (port 0 = any free port). Raises OSError if a port is taken.
 
         Each listener also serves the control endpoints under ``/_schedpki/`` and records every
-        request in :attr:`journal`; :attr:`faults` applies to both.
+        request in :attr:`journal`; :attr:`faults` applies to both. ``limits``
+        (:class:`~pytest_schedpki.connections.ListenerLimits`) sets each listener's header, idle and
+        read timeouts (seconds; defaults 10, 300 and 30, as OpenBao's listener) and its bound on
+        connection threads (default 128; further connections wait, idle ones are cut to make room).
         """
+        self.faults.stopping.clear()
         control = make_control_app(self)
         scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
                                      self._scheduler_token_kind, control)
@@ -85,10 +96,12 @@ class Double:
                                    self._secrets_token_kind, control)
         self.scheduler_server = ServiceServer(
             "scheduler", scheduler_app, scheduler_error_response, host, scheduler_port, ssl_context, log_requests,
+            limits,
         ).start()
         try:
             self.secrets_server = ServiceServer(
                 "secrets", secrets_app, secrets_error_response, host, secrets_port, ssl_context, log_requests,
+                limits,
             ).start()
         except BaseException:
             self.scheduler_server.stop()
@@ -96,7 +109,9 @@ class Double:
         return self
 
     def stop(self) -> None:
-        """Stop both listeners (idempotent)."""
+        """Stop both listeners (idempotent). Requests held by a ``hang`` fault get what a stopped
+        server gives: their connection dropped, no answer."""
+        self.faults.abort()
         for server in (self.scheduler_server, self.secrets_server):
             if server is not None:
                 server.stop()

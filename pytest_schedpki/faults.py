@@ -67,6 +67,13 @@ class FaultSet:
     def __init__(self) -> None:
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
+        self.stopping = threading.Event()  # set by abort(): held requests drop their connection
+
+    def abort(self) -> None:
+        """The server is stopping: every request held by a ``hang`` (now or later) drops its
+        connection without an answer, as a stopped server would; the faults are removed."""
+        self.stopping.set()
+        self.clear()
 
     def add(self, fault: Fault) -> Fault:
         with self._lock:

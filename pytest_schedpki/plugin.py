@@ -4,8 +4,8 @@ Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
-  the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys`` and the journal bounds
-  ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes``;
+  the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the journal bounds
+  ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and ``schedpki_control_token``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -24,6 +24,7 @@ import pytest
 from .double import Double
 from .handle import SchedpkiHandle
 from .tls import create_tls_material
+from .wire.connections import ListenerLimits
 
 
 @dataclass
@@ -35,7 +36,11 @@ class Settings:
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
     ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys); ``journal_max_entries``/``journal_max_bytes``
     bound the request journal (``None``: ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000
-    entries and 16 MiB)."""
+    entries and 16 MiB). ``limits`` sets the listeners' timeouts and
+    connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`; ``None``: header 10 s,
+    idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener). ``control_token``, when set,
+    is required in the ``X-Schedpki-Control-Token`` header by the control endpoints
+    (``/_schedpki/...``); ini option ``schedpki_control_token``."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -47,6 +52,8 @@ class Settings:
     deterministic_keys: str | None = None
     journal_max_entries: int | None = None
     journal_max_bytes: int | None = None
+    limits: ListenerLimits | None = None
+    control_token: str | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,6 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_journal_max_entries", "requests kept in the journal, newest first (default 10000)", default="")
     parser.addini("schedpki_journal_max_bytes", "bytes the request journal keeps, metadata included (default 16 MiB)",
                   default="")
+    parser.addini("schedpki_control_token", "token the control endpoints /_schedpki/... require (default: none)", default="")
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -89,6 +97,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
         journal_max_entries=_int_or_none(pytestconfig.getini("schedpki_journal_max_entries"), "schedpki_journal_max_entries"),
         journal_max_bytes=_int_or_none(pytestconfig.getini("schedpki_journal_max_bytes"), "schedpki_journal_max_bytes"),
+        control_token=pytestconfig.getini("schedpki_control_token").strip() or None,
     )
 
 
@@ -108,17 +117,18 @@ def schedpki_double(schedpki_settings: Settings):
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
                     journal_max_entries=schedpki_settings.journal_max_entries,
-                    journal_max_bytes=schedpki_settings.journal_max_bytes)
+                    journal_max_bytes=schedpki_settings.journal_max_bytes,
+                    control_token=schedpki_settings.control_token)
     double.secrets.enterprise = schedpki_settings.enterprise
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
-    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
+    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
+                 limits=schedpki_settings.limits)
     double.save_baseline()
     try:
         yield double
     finally:
-        double.faults.clear()  # release hanging requests before shutdown
         double.stop()
 
 

@@ -10,6 +10,8 @@ Nesting deeper than 10000 is ``exceeded max depth``.
 
 from __future__ import annotations
 
+import re
+
 MAX_NESTING_DEPTH = 10_000
 
 
@@ -263,9 +265,14 @@ def _lit(rest: bytes, word: str):
 
 
 def first_value_end(data: bytes) -> int:
-    """Offset just past the first JSON value, as ``Decoder.readValue`` finds it; raises GoJSONError."""
+    """Offset just past the first JSON value, as ``Decoder.readValue`` finds it; raises GoJSONError.
+
+    Inside a string, a run of bytes that cannot end it (no quote, backslash or control byte) is
+    skipped with one regex match, so a long string costs one step, not one per byte."""
     s = _Scanner()
-    for i, c in enumerate(data):
+    i, n = 0, len(data)
+    while i < n:
+        c = data[i]
         op = s.step(s, c)
         if op == _END:
             return i
@@ -273,8 +280,14 @@ def first_value_end(data: bytes) -> int:
             return i + 1
         if op == _ERROR:
             raise GoJSONError(s.err)
+        i += 1
+        if s.step is _in_string and i < n and data[i] >= 0x20 and data[i] not in b'"\\':
+            i = _STRING_RUN.match(data, i).end()
     if s.step(s, 0x20) == _END:
         return len(data)
     if any(c not in _SPACE for c in data):
         raise GoJSONError("unexpected EOF")
     raise GoJSONError("EOF")
+
+
+_STRING_RUN = re.compile(rb'[^"\\\x00-\x1f]*')  # bytes that keep the scanner inside a string

@@ -6,7 +6,8 @@ checks run in upstream order:
 
 1. empty name on the named path: ``400 missing ACL auth-method name`` (before the method check);
 2. any other HTTP method: ``405 Invalid method``;
-3. writes: ``400 Request body is empty`` / a Go JSON decode error (whatever the Content-Type), then
+3. writes: ``413 http: request body too large`` over :data:`MAX_BODY_SIZE` (a divergence: Nomad has
+   no limit), ``400 Request body is empty`` / a Go JSON decode error (whatever the Content-Type), then
    ``400 ACL auth-method name does not match request path``, then the token (``403 Permission
    denied``), then validation; ``?region=`` is ignored - writes go to the authoritative region;
 4. reads: query parameters (``stale``, ``per_page``, ``wait`` -> ``Invalid wait time``, ``index`` ->
@@ -42,6 +43,11 @@ NAMED_PREFIX = "/v1/acl/auth-method/"
 _GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
              "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 _SLASHES = re.compile(r"/{2,}")
+# Nomad sets no body limit; the double refuses bodies over 1 MiB (an auth method is a few KiB), so a
+# stray or hostile upload is answered at once instead of holding a thread and hundreds of MiB while
+# the Go-exact JSON scanner walks it (docs/divergences.md). Go's MaxBytesReader text, as OpenBao's.
+MAX_BODY_SIZE = 1024 * 1024
+TOO_LARGE = "http: request body too large"
 
 
 def error_response(exc: BaseException) -> Response:
@@ -131,7 +137,8 @@ def _meta(result: QueryResult) -> dict:
 
 
 def _read_body(request: Request) -> bytes | None | Response:
-    """The raw body (never via request.form), None when Go would see ``http.NoBody``."""
+    """The raw body (never via request.form), None when Go would see ``http.NoBody``; a body over
+    :data:`MAX_BODY_SIZE` is ``413 http: request body too large`` (unread when its length is announced)."""
     environ = request.environ
     chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
     if not chunked:
@@ -142,10 +149,15 @@ def _read_body(request: Request) -> bytes | None | Response:
             return _error(400, "400 Bad Request")
         if int(length) == 0:
             return None
+        if int(length) > MAX_BODY_SIZE:
+            return _error(413, TOO_LARGE)
     try:
-        return request.get_data(cache=False)
-    except HTTPException:  # the client sent less than it announced
+        data = request.stream.read(MAX_BODY_SIZE + 1)
+    except HTTPException:  # the client sent less than it announced, or broke the chunked framing
         return _error(400, "unexpected EOF")
+    if len(data) > MAX_BODY_SIZE:
+        return _error(413, TOO_LARGE)
+    return data
 
 
 def _upsert(state: SchedulerState, request: Request, name: str) -> Response:

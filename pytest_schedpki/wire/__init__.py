@@ -1,7 +1,9 @@
 """HTTP plumbing shared by both listeners: the threaded server with HTTP/1.1 keep-alive
 (``server``, ``keepalive``), the fast request-head parser (``fastparse``), the middleware that
 journals requests, injects faults and records handler errors (``middleware``), and the small WSGI
-response used on the hot path (``bytes_response``).
+response used on the hot path (``bytes_response``), Go's reading of chunked bodies (``chunked``),
+the connection bound and timeouts (``connections``), and the cross-site and Host checks in front
+of the control endpoints (``control_guard``).
 
 May import: the standard library, werkzeug, and the core's leaf modules ``journal`` and ``faults``.
 Never imports ``scheduler/``, ``secrets/`` or the double: a service is handed in as a WSGI app.

@@ -10,6 +10,8 @@ request. The status line, headers and the first body chunk go out in one ``send`
 The connection is closed after the answer when the client asks for it (``Connection: close``, or
 HTTP/1.0 without ``keep-alive``), when the request framing is unreliable (a bad ``Content-Length``,
 a broken chunked body, a body left unread beyond :data:`MAX_DRAIN` bytes), and when writing fails.
+Chunked bodies are read by :class:`~.chunked.ChunkedBody`; each connection reports its phase to the
+listener's :class:`~.connections.ConnectionRegistry`, which applies the header, idle and read timeouts.
 """
 
 from __future__ import annotations
@@ -17,18 +19,20 @@ from __future__ import annotations
 import email.utils
 import io
 import socket
-import threading
 import time
 from typing import Any
 
 from werkzeug.exceptions import InternalServerError
-from werkzeug.serving import DechunkedInput, WSGIRequestHandler
+from werkzeug.serving import WSGIRequestHandler
 from werkzeug.wsgi import LimitedStream
 
+from .chunked import ChunkedBody
+from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
 from .fastparse import FastParseMixin
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
 _DRAIN_CHUNK = 64 * 1024
+LINGER = 1.0  # seconds a closing connection swallows an unread request body (Go: 500 ms, then a reset)
 _EMPTY = b""
 
 
@@ -45,40 +49,16 @@ def _http_date() -> str:
     return cached[1]
 
 
-class ConnectionRegistry:
-    """The open client connections of one listener, so stopping it can cut idle keep-alive
-    connections (a stopped double must not go on answering on a pooled connection)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sockets: set[socket.socket] = set()
-
-    def add(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.add(sock)
-
-    def discard(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.discard(sock)
-
-    def shutdown_all(self) -> None:
-        """Shut down every registered connection (reads then see EOF, writes fail)."""
-        with self._lock:
-            sockets, self._sockets = list(self._sockets), set()
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
 class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
     """werkzeug's WSGI request handler with keep-alive (see the module doc) and the fast request
     parser of :mod:`.fastparse`.
 
-    The server may carry a ``connections`` attribute (:class:`ConnectionRegistry`); each handled
-    connection registers itself there while it is open.
+    The server may carry a ``connections`` attribute (:class:`~.connections.ConnectionRegistry`);
+    each handled connection registers itself there while it is open and reports its phase, so the
+    registry can apply the listener's timeouts (see :mod:`.connections`).
     """
+
+    _served = False  # a request was answered on this connection
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -88,6 +68,28 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         registry = getattr(self.server, "connections", None)
         if registry is not None:
             registry.add(self.connection)
+
+    def handle_one_request(self) -> None:
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.mark(self.connection, IDLE if self._served else FRESH)
+            try:
+                if not self.rfile.peek(1):  # wait for a request's first byte (the registry times this)
+                    self.close_connection = True
+                    return
+            except (OSError, ValueError):
+                self.close_connection = True
+                return
+            registry.mark(self.connection, HEADER)
+        try:
+            super().handle_one_request()
+        finally:
+            self._served = True
+            if registry is not None:
+                try:
+                    self.connection.settimeout(None)  # the registry times the wait for the next request
+                except OSError:
+                    pass
 
     def finish(self) -> None:
         registry = getattr(self.server, "connections", None)
@@ -102,8 +104,9 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
     def _bound_input(self, environ: dict[str, Any]) -> Any:
         """Put a stream on ``wsgi.input`` that ends where this request's body ends; returns it
         (``None`` when the framing is unknown and the connection must close after the answer)."""
-        if environ.get("wsgi.input_terminated"):  # chunked: werkzeug's DechunkedInput ends at the last chunk
-            return environ["wsgi.input"]
+        if environ.get("wsgi.input_terminated"):  # chunked: ends at the last chunk, never reads past the data
+            stream = environ["wsgi.input"] = ChunkedBody(self._body_source())  # not werkzeug's DechunkedInput: see .chunked
+            return stream
         raw = environ.get("CONTENT_LENGTH", "")
         try:
             length = int(raw) if raw else 0
@@ -114,10 +117,15 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
             environ["wsgi.input"] = io.BytesIO()  # werkzeug's answer to a bad length: an empty body
             environ["wsgi.input_terminated"] = True
             return None
-        stream = LimitedStream(self.rfile, length)
+        stream = LimitedStream(self._body_source(), length)
         environ["wsgi.input"] = stream
         environ["wsgi.input_terminated"] = True
         return stream
+
+    def _body_source(self) -> Any:
+        """``rfile`` for a body stream: reads report the ``BODY`` phase to the registry, if any."""
+        registry = getattr(self.server, "connections", None)
+        return self.rfile if registry is None else BodyReader(self.rfile, registry, self.connection)
 
     def _drain(self, stream: Any) -> None:
         """Discard the unread rest of the request body, or mark the connection for closing."""
@@ -131,7 +139,7 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
                 while not stream.is_exhausted:
                     if not stream.read(_DRAIN_CHUNK):
                         break
-            elif isinstance(stream, DechunkedInput):
+            elif isinstance(stream, ChunkedBody):
                 total = 0
                 while True:
                     chunk = stream.read(_DRAIN_CHUNK)
@@ -144,8 +152,34 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         except Exception:  # noqa: BLE001 - a broken body (short read, bad chunk) ends the connection
             self.close_connection = True
 
+    def _linger(self, stream: Any) -> None:
+        """Before closing a connection whose request body was not read to its end: stop writing and
+        swallow what the client still sends for up to :data:`LINGER` seconds, so a client that is
+        still sending reads the answer (e.g. a 413) instead of a connection reset (what Go's server
+        does in ``closeWriteAndWait``)."""
+        if isinstance(stream, LimitedStream):
+            if stream.is_exhausted:
+                return
+        elif not isinstance(stream, ChunkedBody) or stream.done:
+            return
+        sock = self.connection
+        try:
+            self.wfile.flush()
+            sock.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            while (left := deadline - time.monotonic()) > 0:
+                sock.settimeout(left)
+                if not sock.recv(_DRAIN_CHUNK):
+                    break
+        except (OSError, ValueError):
+            pass
+
     # -- one request ----------------------------------------------------------------------------
     def run_wsgi(self) -> None:
+        registry = getattr(self.server, "connections", None)
+        if registry is not None:
+            registry.mark(self.connection, BUSY)
+            self.connection.settimeout(registry.limits.read_timeout)  # a stalled read or write fails
         if self.headers.get("Expect", "").lower().strip() == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         self.environ = environ = self.make_environ()
@@ -204,6 +238,8 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
                     pass
             return
         self._drain(stream)
+        if self.close_connection:
+            self._linger(stream)
 
     def _head(self, environ: dict[str, Any], state: dict[str, Any]) -> bytes:
         """Status line and headers (``Server``, ``Date``, the application's, then framing and

@@ -3,7 +3,9 @@
 Order per request: ``/_schedpki/...`` control endpoints (never journaled, never faulted) ->
 the first matching :class:`~pytest_schedpki.faults.Fault` (latency, hang, drop, canned answer) ->
 the service's own application -> a :class:`~pytest_schedpki.journal.Journal` entry (also for
-answers a fault gave; a dropped connection is journaled with status 0).
+answers a fault gave; a dropped connection is journaled with status 0). The journal keeps the
+request body as the service read it (up to :data:`JOURNAL_BODY_LIMIT` bytes); nothing is read
+ahead of the service. While the double stops, a request held by a ``hang`` drops its connection.
 """
 
 from __future__ import annotations
@@ -22,37 +24,53 @@ from ..faults import MAX_HANG, Fault, FaultSet
 from ..journal import Journal
 
 CONTROL_PREFIX = "/_schedpki/"
-JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes read for the journal; larger bodies are cut
+JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes of a body the journal keeps; larger bodies are cut
 
 
-class _HeadThenRest(io.RawIOBase):
-    """A body whose first bytes were already read (for the journal), then the rest from the client."""
+class _Captured(io.RawIOBase):
+    """``wsgi.input`` as the application sees it: the request body, read on demand from the client,
+    with the first :data:`JOURNAL_BODY_LIMIT` bytes read kept for the journal.
 
-    def __init__(self, head: bytes, rest) -> None:
-        self._head, self._rest = io.BytesIO(head), rest
+    Nothing is read ahead: the journal holds what the service read (a body refused unread, like a
+    413 for its announced length, is not read at all). A body the client ended before its
+    ``Content-Length`` or whose chunked framing broke raises werkzeug's ``ClientDisconnected`` (a
+    400), so each service answers as its Go server does when the read fails (``unexpected EOF``).
+    """
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        count = self._head.readinto(buffer)
-        if count:
-            return count
-        data = self._rest.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
-class _Truncated(io.RawIOBase):
-    """A body the client ended before its ``Content-Length``: nothing more to read, and reading on
-    raises werkzeug's ``ClientDisconnected`` (a 400), so each service answers as its Go server does
-    when the read fails (``unexpected EOF``) while requests that never read the body are served."""
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._limit = JOURNAL_BODY_LIMIT
+        self._head = bytearray()
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        raise ClientDisconnected()
+        try:
+            data = self._stream.read(len(buffer))
+        except ClientDisconnected:
+            raise
+        except OSError as exc:  # a broken body from any other stream
+            raise ClientDisconnected() from exc
+        count = len(data)
+        memoryview(buffer).cast("B")[:count] = data
+        room = self._limit - len(self._head)
+        if room > 0 and count:
+            self._head += data[:room]
+        return count
+
+    def read_head(self) -> None:
+        """Read on until the journal's share is complete or the body ends (for answers given without
+        the service, e.g. by a fault); a broken body just ends it."""
+        try:
+            while len(self._head) < self._limit and self.read(min(self._limit - len(self._head), 1 << 20)):
+                pass
+        except ClientDisconnected:
+            pass
+
+    @property
+    def head(self) -> bytes:
+        return bytes(self._head)
 
 
 class _EnvironHeaders(Mapping):
@@ -76,20 +94,6 @@ class _EnvironHeaders(Mapping):
         return sum(1 for k in self._environ if k.startswith("HTTP_"))
 
 
-def _read_head(environ: dict, stream) -> bytes:
-    """The first :data:`JOURNAL_BODY_LIMIT` bytes of the body. With a valid ``Content-Length`` it
-    reads exactly what is there (nothing for 0, and no 64 MiB read buffer); with neither a length nor
-    chunking the body is empty (what werkzeug reads too)."""
-    raw = environ.get("CONTENT_LENGTH", "")
-    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-    if raw.isdigit() and not chunked:
-        length = int(raw)
-        return stream.read(min(length, JOURNAL_BODY_LIMIT)) if length else b""
-    if not raw and not chunked:
-        return b""
-    return stream.read(JOURNAL_BODY_LIMIT)
-
-
 class Instrumented:
     """Wrap ``app`` (one service) with control endpoints, faults and the journal.
 
@@ -111,14 +115,8 @@ class Instrumented:
         path = environ.get("PATH_INFO", "")
         if self.control is not None and path.startswith(CONTROL_PREFIX):
             return self.control(environ, start_response)
-        stream = get_input_stream(environ, max_content_length=None)
-        try:
-            body = _read_head(environ, stream)
-        except (ClientDisconnected, OSError):  # announced and not sent, or a broken chunked body
-            body, stream = b"", _Truncated()
-        # the journal keeps the head; the application still gets every byte (Nomad has no size limit)
-        environ["wsgi.input"] = (io.BytesIO(body) if len(body) < JOURNAL_BODY_LIMIT and not isinstance(stream, _Truncated)
-                                 else _HeadThenRest(body, stream))
+        body = _Captured(get_input_stream(environ, max_content_length=None))
+        environ["wsgi.input"] = body
         environ["wsgi.input_terminated"] = True
         method = environ.get("REQUEST_METHOD", "GET")
         fault = self.faults.take(self.service, method, path)
@@ -126,7 +124,8 @@ class Instrumented:
             answered = self._apply_fault(fault, environ, start_response)
             if answered is not None:
                 status, chunks = answered
-                self._record(environ, method, path, body, status, chunks)
+                body.read_head()
+                self._record(environ, method, path, body.head, status, chunks)
                 return [chunks] if chunks else []
         captured: dict[str, object] = {}
 
@@ -141,7 +140,7 @@ class Instrumented:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-        self._record(environ, method, path, body, int(captured.get("status", 0)), chunks)
+        self._record(environ, method, path, body.head, int(captured.get("status", 0)), chunks)
         return [chunks]
 
     def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes) -> None:
@@ -163,7 +162,7 @@ class Instrumented:
             time.sleep(fault.latency)
         if fault.hang:
             fault.released.wait(MAX_HANG)
-        if fault.drop:
+        if fault.drop or (fault.hang and self.faults.stopping.is_set()):  # a stopped server answers nothing
             sock = environ.get("werkzeug.socket")
             if sock is not None:
                 try:

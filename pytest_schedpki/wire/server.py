@@ -12,17 +12,21 @@ import socket
 import ssl
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wrappers import Response
 
 from ..journal import redact_query
-from .keepalive import ConnectionRegistry, KeepAliveHandler
+from .connections import ConnectionRegistry, ListenerLimits
+from .keepalive import KeepAliveHandler
 
 POLL_INTERVAL = 0.05  # seconds; bounds how long shutdown() waits for serve_forever to notice
+LISTEN_BACKLOG = 1024  # connections the kernel queues while every connection thread is taken
+EXPIRE_INTERVAL = 0.25  # seconds between checks of the connection timeouts
 
 
 @dataclass
@@ -127,11 +131,59 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+class _BoundedServer(ThreadedWSGIServer):
+    """werkzeug's threaded server with at most ``connections.limits.max_connections`` connection
+    threads (see :mod:`.connections`: further connections wait in the listen queue while idle ones are
+    cut to make room) and the registry's timeouts checked from the accept loop.
+
+    Every thread past a few dozen costs all the others: each waits for the GIL on a timed futex, so
+    thousands of threads woken at once (2,000 half-sent requests closed together) starved the accept
+    loop and the main thread for 8-30 s. The bound keeps that cost small."""
+
+    block_on_close = False  # stopping never waits for connection threads (they are daemons)
+
+    def __init__(self, *args, connections: ConnectionRegistry, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.connections = connections
+        self._slots = threading.BoundedSemaphore(connections.limits.max_connections)
+        self._handed_over = False
+        self._next_expiry = 0.0
+
+    def _handle_request_noblock(self) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.connections.shed()  # a connection is waiting: make room if one is idle
+            if not self._slots.acquire(timeout=POLL_INTERVAL):
+                return  # serve_forever polls again (and notices a shutdown request)
+        self._handed_over = False
+        try:
+            super()._handle_request_noblock()
+        finally:
+            if not self._handed_over:  # nothing accepted, or no thread started
+                self._slots.release()
+
+    def process_request(self, request, client_address) -> None:
+        super().process_request(request, client_address)
+        self._handed_over = True
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def service_actions(self) -> None:
+        super().service_actions()
+        now = time.monotonic()
+        if now >= self._next_expiry:
+            self._next_expiry = now + EXPIRE_INTERVAL
+            self.connections.expire()
 
 
 class ServiceServer:
@@ -139,8 +191,9 @@ class ServiceServer:
 
     ``app`` is a WSGI callable; ``error_response(exc)`` builds the service's 500 answer for an
     exception that escaped ``app`` (scheduler: plain text; secrets: ``{"errors": [...]}``).
-    ``port=0`` binds a free port; :attr:`url` tells which. :meth:`stop` returns within about
-    :data:`POLL_INTERVAL` seconds.
+    ``port=0`` binds a free port; :attr:`url` tells which. ``limits`` sets the connection timeouts
+    and the bound on connection threads (:class:`~.connections.ListenerLimits`, defaults like
+    OpenBao's listener). :meth:`stop` returns within about :data:`POLL_INTERVAL` seconds.
     """
 
     def __init__(
@@ -152,8 +205,10 @@ class ServiceServer:
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         log_requests: bool = False,
+        limits: ListenerLimits | None = None,
     ):
         self.name = name
+        self.limits = limits or ListenerLimits()
         self.app = app
         self.error_response = error_response
         self.host = host
@@ -162,7 +217,7 @@ class ServiceServer:
         self.log_requests = log_requests
         self.handler_errors: list[HandlerError] = []
         self._lock = threading.Lock()
-        self._server: BaseWSGIServer | None = None
+        self._server: _BoundedServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- WSGI guard ---------------------------------------------------------------------------
@@ -197,9 +252,9 @@ class ServiceServer:
         handler = _VerboseHandler if self.log_requests else _QuietHandler
         sock = _listen(self.host, self.requested_port)
         try:
-            self._server = make_server(
-                self.host, self.requested_port, self._guarded, threaded=True,
-                request_handler=handler, ssl_context=None, fd=sock.fileno(),
+            self._server = _BoundedServer(
+                self.host, self.requested_port, self._guarded, handler, False, None, fd=sock.fileno(),
+                connections=ConnectionRegistry(self.limits),
             )
             if self.ssl_context is not None:  # werkzeug would handshake inside accept(), on the serving
                 # thread, where one silent client blocks every other: handshake in each connection's thread
@@ -208,8 +263,6 @@ class ServiceServer:
                 self._server.ssl_context = self.ssl_context
         finally:
             sock.close()  # werkzeug works on its own duplicate of the descriptor
-        self._server.daemon_threads = True
-        self._server.connections = ConnectionRegistry()  # type: ignore[attr-defined]
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},
             name=f"schedpki-{self.name}", daemon=True,
@@ -238,7 +291,7 @@ class ServiceServer:
             return
         server.shutdown()
         server.server_close()
-        server.connections.shutdown_all()  # type: ignore[attr-defined] - idle keep-alive connections
+        server.connections.shutdown_all()  # idle keep-alive connections, requests being read
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None

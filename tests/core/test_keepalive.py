@@ -66,7 +66,7 @@ def test_an_unread_request_body_is_drained_before_the_next_request(double):
 def test_chunked_request_then_another_request(double):
     with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
         first = _exchange(sock, b"POST /v1/sys/mounts/pki_c HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n"
-                                b"Transfer-Encoding: chunked\r\n\r\n10\r\n{\"type\": \"pki\"}\r\n0\r\n\r\n")
+                                b"Transfer-Encoding: chunked\r\n\r\nf\r\n{\"type\": \"pki\"}\r\n0\r\n\r\n")
         assert first.startswith(b"HTTP/1.1 204")
         second = _exchange(sock, b"GET /v1/sys/mounts/pki_c HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n\r\n")
         assert second.startswith(b"HTTP/1.1 200")

@@ -89,7 +89,7 @@ class RawClient:
 # -- upstream answer shapes ----------------------------------------------------------------------
 
 SECRETS_STATUSES = {200, 202, 204, 400, 403, 404, 405, 413, 415, 500, 503}
-SCHEDULER_STATUSES = {200, 400, 403, 404, 405, 500}
+SCHEDULER_STATUSES = {200, 400, 403, 404, 405, 413, 500}  # 413: bodies over the double's 1 MiB limit
 SCHEDULER_500 = {"ACL auth method not found", "No path to region", "No cluster leader"}
 PLAIN = "text/plain; charset=utf-8"
 
