@@ -1,4 +1,4 @@
-"""The local region's copy of the auth methods, and when authoritative writes become visible in it.
+"""The local region's copy of a replicated ACL table (auth methods, binding rules), and when authoritative writes become visible in it.
 
 Not thread-safe on its own: :class:`~.state.SchedulerState` calls it under its lock.
 
@@ -20,6 +20,9 @@ Visibility of a write committed at clock time ``t`` after ``n`` local reads:
 * read lag ``after_reads=k``: hidden from the next ``k`` reads of the local region, seen by the one
   after.
 Writes are applied in commit order: a write never overtakes an earlier one.
+
+Records only need ``Name`` (the table key) and ``Hash``; a binding rule's ``Name`` is its ID. One
+replica per table; in a federated setup they share the local raft index (``raft_owner``).
 """
 
 from __future__ import annotations
@@ -50,8 +53,9 @@ class Replica:
     FIELDS = ("methods", "table_index", "raft_index", "pending", "lag", "lag_reads", "paused", "reads",
               "federated", "halted")
 
-    def __init__(self, clock, federated: bool):
+    def __init__(self, clock, federated: bool, raft_owner: Replica | None = None):
         self.clock = clock
+        self.raft_owner = raft_owner  # another table's replica whose local raft index this one shares
         self.methods: dict[str, AuthMethod] = {}
         self.table_index = 0
         self.raft_index = 0
@@ -127,14 +131,15 @@ class Replica:
         deletes = [n for n, m in net.items() if m is None and n in self.methods]
         upserts = [m for _, m in sorted(net.items())
                    if m is not None and (m.Name not in self.methods or self.methods[m.Name].Hash != m.Hash)]
+        owner = self.raft_owner or self
         if deletes:
-            self.raft_index += 1
+            owner.raft_index += 1
             for name in deletes:
                 del self.methods[name]
-            self.table_index = self.raft_index
+            self.table_index = owner.raft_index
         if upserts:
-            self.raft_index += 1
-            index = self.raft_index
+            owner.raft_index += 1
+            index = owner.raft_index
             for m in upserts:
                 old = self.methods.get(m.Name)
                 self.methods[m.Name] = (replace(m, CreateIndex=index, ModifyIndex=index) if old is None else

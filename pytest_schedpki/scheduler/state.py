@@ -34,6 +34,7 @@ from .decode import DecodeError, decode_method
 from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import ZERO, Replica
+from .sso.store import BindingRuleStore
 from .tokens import ACLToken, allows_management, new_token, token_kind
 from .views import QueryResult, RegionView, WriteResult
 
@@ -69,6 +70,7 @@ class SchedulerState:
         self._initial = (authoritative_region, region or authoritative_region,
                          to_nanoseconds(token_min_ttl, "token_min_ttl"), to_nanoseconds(token_max_ttl, "token_max_ttl"))
         self._replica = Replica(clock, False)
+        self.binding_rules = BindingRuleStore(self)
         self.restore(None)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -79,7 +81,7 @@ class SchedulerState:
         """An opaque, cheap copy of the whole state (records are immutable and shared)."""
         with self._lock:
             mine = tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(self, f) for f in self._FIELDS))
-            return mine, self._replica.dump()
+            return mine, self._replica.dump(), self.binding_rules.dump()
 
     def restore(self, snapshot: tuple | None) -> None:
         """Return to ``snapshot``; ``None`` = empty state holding only the bootstrap management token
@@ -91,12 +93,14 @@ class SchedulerState:
                                        strict=True):
                     setattr(self, name, value)
                 self._replica = Replica(self.clock, self._federated())
+                self.binding_rules.reset()
                 self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
             else:
-                mine, replica = snapshot
+                mine, replica, rules = snapshot
                 for name, value in zip(self._FIELDS, mine, strict=True):
                     setattr(self, name, dict(value) if isinstance(value, dict) else value)
                 self._replica.load(replica)
+                self.binding_rules.load(rules)
             self._cond.notify_all()
 
     # -- configuration --------------------------------------------------------------------------
@@ -130,7 +134,9 @@ class SchedulerState:
             self._replica.advance(force=True)
             self._authoritative = authoritative_region or self._authoritative
             self._local = region or self._local
+            self.binding_rules.replica.advance(force=True)
             self._replica.rebuild(self._methods, self._table, self._federated())
+            self.binding_rules.replica.rebuild(self.binding_rules.rules, self.binding_rules.table, self._federated())
             self._cond.notify_all()
 
     def set_token_ttl_bounds(self, min_ttl=None, max_ttl=None) -> None:
@@ -154,8 +160,9 @@ class SchedulerState:
                 self._leader_lost_at = None
             elif self._leader_lost_at is None:
                 self._leader_lost_at = self.clock.now()
-            self._replica.halted = not leader
-            self._replica.advance()
+            for replica in self._replicas():
+                replica.halted = not leader
+                replica.advance()
             self._cond.notify_all()
 
     @property
@@ -176,6 +183,14 @@ class SchedulerState:
 
     def _federated(self) -> bool:
         return self._local != self._authoritative
+
+    def _replicas(self) -> tuple[Replica, Replica]:
+        """Every replicated table's replica (auth methods, binding rules): the lag knobs drive all."""
+        return self._replica, self.binding_rules.replica
+
+    def _next_visibility_in(self) -> float | None:
+        waits = [w for w in (r.next_visibility_in() for r in self._replicas()) if w is not None]
+        return min(waits) if waits else None
 
     # -- tokens ---------------------------------------------------------------------------------
     def add_token(self, secret_id: str | None = None, type: str = "management", name: str = "",  # noqa: A002
@@ -362,10 +377,11 @@ class SchedulerState:
 
     def _blocking(self, run: Callable[[], QueryResult], region, min_index: int, wait_ns: int) -> QueryResult:
         with self._cond:
-            result = block_until(self._cond, run, min_index, wait_ns, self._replica.next_visibility_in)
+            result = block_until(self._cond, run, min_index, wait_ns, self._next_visibility_in)
             local = not region or region == self._local
             if local:
-                self._replica.note_read()
+                for replica in self._replicas():
+                    replica.note_read()
                 self._cond.notify_all()
             if local and not self.leader:
                 lost = (self.clock.now() - self._leader_lost_at).total_seconds()
@@ -377,8 +393,9 @@ class SchedulerState:
         """Delay the local region's view by ``lag`` on the double's clock (seconds, timedelta or Go
         duration text; None/0 = reads see writes at once). Clears a read lag; resumes if paused."""
         with self._lock:
-            self._replica.lag, self._replica.lag_reads, self._replica.paused = _lag(lag), None, False
-            self._replica.advance()
+            for replica in self._replicas():
+                replica.lag, replica.lag_reads, replica.paused = _lag(lag), None, False
+                replica.advance()
             self._cond.notify_all()
 
     def set_lag_reads(self, reads: int) -> None:
@@ -387,20 +404,23 @@ class SchedulerState:
         if reads < 0:
             raise ValueError(f"after_reads must not be negative, got {reads}")
         with self._lock:
-            self._replica.lag, self._replica.lag_reads, self._replica.paused = ZERO, reads or None, False
-            self._replica.advance()
+            for replica in self._replicas():
+                replica.lag, replica.lag_reads, replica.paused = ZERO, reads or None, False
+                replica.advance()
             self._cond.notify_all()
 
     def pause_replication(self) -> None:
         """Hold every later authoritative write out of the local view until :meth:`sync`."""
         with self._lock:
-            self._replica.paused = True
+            for replica in self._replicas():
+                replica.paused = True
 
     def sync(self) -> None:
         """Apply every pending write to the local view now and resume replication (lags stay)."""
         with self._lock:
-            self._replica.paused = False
-            self._replica.advance(force=True)
+            for replica in self._replicas():
+                replica.paused = False
+                replica.advance(force=True)
             self._cond.notify_all()
 
     @property

@@ -1,0 +1,102 @@
+"""HTTP routes of Nomad's SSO surface (``command/agent/acl_endpoint.go``), over the scheduler state.
+
+* ``/v1/acl/binding-rules`` (GET: list, management only), ``/v1/acl/binding-rule`` (PUT/POST:
+  create), ``/v1/acl/binding-rule/<id>`` (GET read, PUT/POST update, DELETE); an empty ID is
+  ``400 missing ACL binding rule ID`` before the method check, another method ``405 Invalid method``.
+  On update an empty body ID is filled from the path; a different one is
+  ``400 ACL binding rule ID does not match request path``.
+
+Error bodies are plain text; successes JSON with ``X-Nomad-Index`` (reads also LastContact/KnownLeader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from werkzeug.wrappers import Request, Response
+
+from ..request import error, meta, parse_query, pretty, read_body, request_token
+from .body import BodyError, decode_struct
+from .rules import FIELDS, from_body, msgpack_json, rule_to_dict, stub_to_dict
+
+RULES_PATH = "/v1/acl/binding-rules"
+RULE_PATH = "/v1/acl/binding-rule"
+RULE_PREFIX = "/v1/acl/binding-rule/"
+
+
+def json_response(text: str, index: int | None, headers: dict | None = None) -> Response:
+    """A 200 JSON answer with ``X-Nomad-Index`` (when ``index`` is not None) and extra headers."""
+    hdrs = dict(headers or {})
+    if index is not None:
+        hdrs.setdefault("X-Nomad-Index", str(index))
+    return Response(text, status=200, content_type="application/json", headers=hdrs)
+
+
+def empty_response(index: int) -> Response:
+    """A 200 with no body and no Content-Type (Nomad's writes that reply nothing)."""
+    response = Response(b"", status=200, headers={"X-Nomad-Index": str(index)})
+    del response.headers["Content-Type"]
+    return response
+
+
+def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
+    """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
+    body = read_body(request)
+    if isinstance(body, Response):
+        return body
+    if body is None:
+        return error(400, "Request body is empty")
+    try:
+        return decode_struct(body, struct, spec, link_type)
+    except BodyError as exc:
+        return error(400, str(exc))
+
+
+def _rule_write(state, request: Request, rule_id: str) -> Response:
+    values = decode_body(request, "ACLBindingRule", FIELDS)
+    if isinstance(values, Response):
+        return values
+    rule = from_body(values)
+    if rule_id:
+        if not rule.ID:
+            rule = replace(rule, ID=rule_id)
+        if rule.ID != rule_id:
+            return error(400, "ACL binding rule ID does not match request path")
+    result = state.binding_rules.upsert(rule, request_token(request), check_token=True)
+    return json_response(msgpack_json(rule_to_dict(result.method), pretty(request)), result.index)
+
+
+def _rule_read(state, request: Request, rule_id: str | None) -> Response:
+    parsed = parse_query(request)
+    if isinstance(parsed, Response):
+        return parsed
+    region, index, wait_ns, stale = parsed
+    token = request_token(request)
+    if rule_id is None:
+        result = state.binding_rules.query_list(region, token, index, wait_ns, stale)
+        return json_response(msgpack_json([stub_to_dict(r) for r in result.value], pretty(request)), None,
+                             meta(result))
+    result = state.binding_rules.query_get(rule_id, region, token, index, wait_ns, stale)
+    if result.value is None:
+        return error(404, "ACL binding rule not found", meta(result))
+    return json_response(msgpack_json(rule_to_dict(result.value), pretty(request)), None, meta(result))
+
+
+def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
+    """Answer ``path`` if it is an SSO route, else None (the caller answers 404)."""
+    if path == RULES_PATH:
+        return _rule_read(state, request, None) if verb == "GET" else error(405, "Invalid method")
+    if path == RULE_PATH:
+        return _rule_write(state, request, "") if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path.startswith(RULE_PREFIX):
+        rule_id = path[len(RULE_PREFIX):]
+        if not rule_id:
+            return error(400, "missing ACL binding rule ID")
+        if verb == "GET":
+            return _rule_read(state, request, rule_id)
+        if verb == "DELETE":
+            return empty_response(state.binding_rules.delete(rule_id, request_token(request), check_token=True))
+        if verb in ("PUT", "POST"):
+            return _rule_write(state, request, rule_id)
+        return error(405, "Invalid method")
+    return None
