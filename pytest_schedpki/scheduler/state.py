@@ -34,6 +34,7 @@ from .decode import DecodeError, decode_method
 from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import ZERO, Replica
+from .sso.acl_store import ACLObjectStore
 from .sso.store import BindingRuleStore
 from .tokens import ACLToken, allows_management, new_token, token_kind
 from .views import QueryResult, RegionView, WriteResult
@@ -71,6 +72,7 @@ class SchedulerState:
                          to_nanoseconds(token_min_ttl, "token_min_ttl"), to_nanoseconds(token_max_ttl, "token_max_ttl"))
         self._replica = Replica(clock, False)
         self.binding_rules = BindingRuleStore(self)
+        self.acl = ACLObjectStore(self)
         self.restore(None)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -81,7 +83,7 @@ class SchedulerState:
         """An opaque, cheap copy of the whole state (records are immutable and shared)."""
         with self._lock:
             mine = tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(self, f) for f in self._FIELDS))
-            return mine, self._replica.dump(), self.binding_rules.dump()
+            return mine, self._replica.dump(), self.binding_rules.dump(), self.acl.dump()
 
     def restore(self, snapshot: tuple | None) -> None:
         """Return to ``snapshot``; ``None`` = empty state holding only the bootstrap management token
@@ -94,13 +96,15 @@ class SchedulerState:
                     setattr(self, name, value)
                 self._replica = Replica(self.clock, self._federated())
                 self.binding_rules.reset()
+                self.acl.reset()
                 self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
             else:
-                mine, replica, rules = snapshot
+                mine, replica, rules, acl = snapshot
                 for name, value in zip(self._FIELDS, mine, strict=True):
                     setattr(self, name, dict(value) if isinstance(value, dict) else value)
                 self._replica.load(replica)
                 self.binding_rules.load(rules)
+                self.acl.load(acl)
             self._cond.notify_all()
 
     # -- configuration --------------------------------------------------------------------------

@@ -5,6 +5,7 @@
   ``400 missing ACL binding rule ID`` before the method check, another method ``405 Invalid method``.
   On update an empty body ID is filled from the path; a different one is
   ``400 ACL binding rule ID does not match request path``.
+* Policies, roles, tokens and login: :mod:`.acl_http` (dispatched from here).
 
 Error bodies are plain text; successes JSON with ``X-Nomad-Index`` (reads also LastContact/KnownLeader).
 """
@@ -99,4 +100,6 @@ def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
         if verb in ("PUT", "POST"):
             return _rule_write(state, request, rule_id)
         return error(405, "Invalid method")
-    return None
+    from .acl_http import dispatch as acl_dispatch  # acl_http reuses this module's helpers
+
+    return acl_dispatch(state, request, path, verb)
