@@ -19,6 +19,7 @@ from werkzeug.wrappers import Request, Response
 from ..model import SchedulerError
 from ..request import error, meta, parse_query, pretty, request_token
 from .http import decode_body, empty_response, json_response
+from .login import LOGIN_FIELDS, login
 from .objects import POLICY_FIELDS, ROLE_FIELDS, Policy, Role, policy_to_dict, role_to_dict, token_to_dict
 from .rules import msgpack_json
 
@@ -156,8 +157,18 @@ def _tokens(state, request: Request, path: str, verb: str) -> Response:
         return json_response(token_json(state, found, request), found.ModifyIndex)
 
 
+def _login(state, request: Request) -> Response:
+    values = decode_body(request, "ACLLoginRequest", LOGIN_FIELDS)
+    if isinstance(values, Response):
+        return values
+    _, token = login(state, values.get("AuthMethodName", ""), values.get("LoginToken", ""))
+    return json_response(token_json(state, token, request), 0)  # Nomad never fills the login reply index
+
+
 def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
     """Answer a policy, role, token or login route, else None."""
+    if path == "/v1/acl/login":
+        return _login(state, request) if verb in ("PUT", "POST") else error(405, "Invalid method")
     if path == "/v1/acl/policies":
         return _policies(state, request, None, verb) if verb == "GET" else error(405, "Invalid method")
     if path.startswith("/v1/acl/policy/"):
