@@ -35,6 +35,8 @@ from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import ZERO, Replica
 from .sso.acl_store import ACLObjectStore
+from .sso.idp import IdentityProvider
+from .sso.oidc import OIDCRequests
 from .sso.store import BindingRuleStore
 from .tokens import ACLToken, allows_management, new_token, token_kind
 from .views import QueryResult, RegionView, WriteResult
@@ -73,6 +75,8 @@ class SchedulerState:
         self._replica = Replica(clock, False)
         self.binding_rules = BindingRuleStore(self)
         self.acl = ACLObjectStore(self)
+        self.idp = IdentityProvider(clock)
+        self.oidc = OIDCRequests(clock)
         self.restore(None)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -83,7 +87,8 @@ class SchedulerState:
         """An opaque, cheap copy of the whole state (records are immutable and shared)."""
         with self._lock:
             mine = tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(self, f) for f in self._FIELDS))
-            return mine, self._replica.dump(), self.binding_rules.dump(), self.acl.dump()
+            sso = (self.binding_rules.dump(), self.acl.dump(), self.idp.dump(), self.oidc.dump())
+            return mine, self._replica.dump(), sso
 
     def restore(self, snapshot: tuple | None) -> None:
         """Return to ``snapshot``; ``None`` = empty state holding only the bootstrap management token
@@ -97,14 +102,18 @@ class SchedulerState:
                 self._replica = Replica(self.clock, self._federated())
                 self.binding_rules.reset()
                 self.acl.reset()
+                self.idp.reset()
+                self.oidc.reset()
                 self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
             else:
-                mine, replica, rules, acl = snapshot
+                mine, replica, (rules, acl, idp, oidc) = snapshot
                 for name, value in zip(self._FIELDS, mine, strict=True):
                     setattr(self, name, dict(value) if isinstance(value, dict) else value)
                 self._replica.load(replica)
                 self.binding_rules.load(rules)
                 self.acl.load(acl)
+                self.idp.load(idp)
+                self.oidc.load(oidc)
             self._cond.notify_all()
 
     # -- configuration --------------------------------------------------------------------------

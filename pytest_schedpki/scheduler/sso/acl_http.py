@@ -7,7 +7,9 @@
   ``invalid URI``, ``missing ACL role name``, ``ACL role ID does not match request path``);
 * ``/v1/acl/tokens`` (GET, management), ``/v1/acl/token/self`` (GET), ``/v1/acl/token/<accessor>``
   (GET: management or the token itself; writes are not implemented: 405);
-* ``/v1/acl/login`` (PUT/POST): :mod:`.login`.
+* ``/v1/acl/login`` (PUT/POST): :mod:`.login`; ``/v1/acl/oidc/auth-url`` and ``complete-auth``
+  (PUT/POST): :mod:`.oidc` (auth-url answers without ``X-Nomad-Index``; complete-auth with ``0``);
+* ``/idp/...``: the built-in identity provider (:mod:`.idp`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from werkzeug.wrappers import Request, Response
 from ..model import SchedulerError
 from ..request import error, meta, parse_query, pretty, request_token
 from .http import decode_body, empty_response, json_response
+from .idp import PREFIX as IDP_PREFIX
+from .idp import dispatch as idp_dispatch
 from .login import LOGIN_FIELDS, login
 from .objects import POLICY_FIELDS, ROLE_FIELDS, Policy, Role, policy_to_dict, role_to_dict, token_to_dict
+from .oidc import AUTH_URL_FIELDS, COMPLETE_FIELDS, auth_url, complete_auth
 from .rules import msgpack_json
 
 ROLE_LINK = "[]*structs.ACLRolePolicyLink"
@@ -165,10 +170,29 @@ def _login(state, request: Request) -> Response:
     return json_response(token_json(state, token, request), 0)  # Nomad never fills the login reply index
 
 
+def _oidc(state, request: Request, path: str) -> Response:
+    if path.endswith("/auth-url"):
+        values = decode_body(request, "ACLOIDCAuthURLRequest", AUTH_URL_FIELDS)
+        if isinstance(values, Response):
+            return values
+        url = auth_url(state, values.get("AuthMethodName", ""), values.get("RedirectURI", ""),
+                       values.get("ClientNonce", ""))
+        return json_response(encoding_json({"AuthURL": url}) + ("\n" if pretty(request) else ""), None)
+    values = decode_body(request, "ACLOIDCCompleteAuthRequest", COMPLETE_FIELDS)
+    if isinstance(values, Response):
+        return values
+    _, token = complete_auth(state, values)
+    return json_response(token_json(state, token, request), 0)  # as login: the reply index is never set
+
+
 def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
-    """Answer a policy, role, token or login route, else None."""
+    """Answer a policy, role, token, login or OIDC route, or the built-in IdP, else None."""
     if path == "/v1/acl/login":
         return _login(state, request) if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path in ("/v1/acl/oidc/auth-url", "/v1/acl/oidc/complete-auth"):
+        return _oidc(state, request, path) if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path.startswith(IDP_PREFIX + "/"):
+        return idp_dispatch(state.idp, request, path, verb)
     if path == "/v1/acl/policies":
         return _policies(state, request, None, verb) if verb == "GET" else error(405, "Invalid method")
     if path.startswith("/v1/acl/policy/"):
