@@ -30,7 +30,6 @@ import secrets
 import threading
 from urllib.parse import urlencode
 
-import jwt
 from werkzeug.wrappers import Request, Response
 
 PREFIX = "/idp"
@@ -80,11 +79,15 @@ class IdentityProvider:
         return self._key
 
     def jwks(self) -> dict:
+        import jwt
+
         jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
         return {"keys": [{**jwk, "kid": KID, "alg": "RS256", "use": "sig"}]}
 
     def id_token(self, issuer: str, client_id: str, claims: dict, nonce: str = "") -> str:
         """An ID token for ``claims`` signed with the IdP key (also usable as a JWT-login token)."""
+        import jwt
+
         now = int(self.clock.now().timestamp())
         body = {**claims, "iss": issuer, "aud": client_id, "iat": now, "exp": now + ID_TOKEN_TTL_S}
         if nonce:

@@ -8,7 +8,8 @@ Nomad's issuer check (``lib/auth/jwt/validator.go``), ``reference §5.1``, in th
 5. ``nbf``/``exp``/``iat`` with the leeways on the double's clock; 6. ``iss`` against ``BoundIssuer``.
 
 :func:`validate` returns the claims (the payload as a dict) or raises :class:`JWTError` whose
-``str()`` is the text after ``unable to validate provided token: ``. Texts quoted from go-jose and
+``str()`` is the text after ``unable to validate provided token: ``. PyJWT and cryptography are
+imported on first use (they cost ~0.2 s of ``schedpki serve`` start-up otherwise). Texts quoted from go-jose and
 go-oidc are kept as those libraries write them where the double can know them.
 """
 
@@ -18,11 +19,6 @@ import json
 import ssl
 import urllib.error
 import urllib.request
-
-import jwt
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_der_public_key
 
 SIG = "unable to verify signature of JWT token: "
 DEFAULT_LEEWAY_S = 150
@@ -53,6 +49,10 @@ def _pem_blocks(text: str) -> bytes | None:
 def parse_public_key(text: str):
     """cap ``ParsePublicKeyPEM``: PKIX SubjectPublicKeyInfo or an X.509 certificate holding an RSA
     or ECDSA key. Raises JWTError with Nomad's login text."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
     prefix = "unable to parse public key for JWT auth: "
     der = _pem_blocks(text)
     if der is not None:
@@ -88,6 +88,8 @@ def _get(url: str, context: ssl.SSLContext | None) -> tuple[int, str, bytes]:
 
 
 def _jwks_keys(url: str, context: ssl.SSLContext | None, kid: str | None) -> list:
+    import jwt
+
     try:
         status, reason, body = _get(url, context)
     except JWTError as exc:
@@ -119,6 +121,8 @@ def _discovery(issuer: str, context: ssl.SSLContext | None) -> str:
 
 
 def _verify(token: str, keys: list, alg: str, remote: bool) -> bytes:
+    import jwt
+
     for key in keys:
         try:
             return jwt.PyJWS().decode_complete(token, key=key, algorithms=[alg])["payload"]
@@ -158,6 +162,8 @@ def _check_times(claims: dict, config, now: float) -> None:
 def validate(token: str, config, now: float) -> dict:
     """Validate ``token`` (compact JWS) against an auth method's ``config`` at ``now`` (Unix seconds,
     the double's clock). Returns the claims; raises :class:`JWTError` (see the module doc)."""
+    import jwt  # PyJWT and cryptography load on first login, not when the scheduler starts
+
     static = [parse_public_key(k) for k in config.JWTValidationPubKeys or ()]
     jwks_url, context = "", None
     if not static:

@@ -20,8 +20,6 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-import jwt
-
 from ..model import SchedulerError, multierror_text
 from ..tokens import ACLToken
 from .jwt_validate import JWTError
@@ -157,6 +155,8 @@ def _exchange_error(text: str) -> SchedulerError:
 
 
 def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now: float) -> dict:
+    import jwt
+
     verify = "id_token failed verification: Provider.VerifyIDToken: "
     status, _, body = _fetch(doc.get("jwks_uri", ""), context)
     try:
