@@ -1,4 +1,5 @@
-"""The scheduler's state: authoritative auth methods, ACL tokens, and the local region's view.
+"""The scheduler's state: authoritative auth methods, ACL tokens, and the local region's view; the SSO
+tables hang off it (``binding_rules``, ``acl`` for policies and roles, ``idp``, ``oidc``: see :mod:`.sso`).
 
 Index model (Nomad's raft, ``reference §9``): one raft index for the authoritative region, shared by
 every applied write (bootstrap token = 1, tokens, auth-method upserts and deletes). Every applied
@@ -33,7 +34,7 @@ from .blocking import block_until
 from .decode import DecodeError, decode_method
 from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
-from .replication import ZERO, Replica
+from .replication import Replica, ReplicationKnobs
 from .sso.acl_store import ACLObjectStore
 from .sso.idp import IdentityProvider
 from .sso.oidc import OIDCRequests
@@ -46,16 +47,7 @@ NO_LEADER = "No cluster leader"
 ACL_DISABLED = "ACL support disabled"
 
 
-def _lag(value) -> datetime.timedelta:
-    if value is None:
-        return ZERO
-    ns = to_nanoseconds(value, "lag")
-    if ns < 0:
-        raise ValueError(f"lag must not be negative, got {value!r}")
-    return datetime.timedelta(microseconds=ns // 1_000)
-
-
-class SchedulerState:
+class SchedulerState(ReplicationKnobs):
     """Nomad's ACL auth-method state for one double (see the module doc).
 
     ``clock`` supplies ``now()`` (aware UTC datetimes) and ``mode`` (follow/manual/real);
@@ -196,14 +188,6 @@ class SchedulerState:
 
     def _federated(self) -> bool:
         return self._local != self._authoritative
-
-    def _replicas(self) -> tuple[Replica, Replica]:
-        """Every replicated table's replica (auth methods, binding rules): the lag knobs drive all."""
-        return self._replica, self.binding_rules.replica
-
-    def _next_visibility_in(self) -> float | None:
-        waits = [w for w in (r.next_visibility_in() for r in self._replicas()) if w is not None]
-        return min(waits) if waits else None
 
     # -- tokens ---------------------------------------------------------------------------------
     def add_token(self, secret_id: str | None = None, type: str = "management", name: str = "",  # noqa: A002
@@ -400,56 +384,6 @@ class SchedulerState:
                 lost = (self.clock.now() - self._leader_lost_at).total_seconds()
                 return replace(result, known_leader=False, last_contact_ms=max(int(lost * 1000), 0))
             return result
-
-    # -- replication knobs ----------------------------------------------------------------------
-    def set_lag(self, lag=None) -> None:
-        """Delay the local region's view by ``lag`` on the double's clock (seconds, timedelta or Go
-        duration text; None/0 = reads see writes at once). Clears a read lag; resumes if paused."""
-        with self._lock:
-            for replica in self._replicas():
-                replica.lag, replica.lag_reads, replica.paused = _lag(lag), None, False
-                replica.advance()
-            self._cond.notify_all()
-
-    def set_lag_reads(self, reads: int) -> None:
-        """Hide each write from the next ``reads`` reads of the local region (the one after sees it).
-        Clears a time lag; resumes if paused. Raises ValueError for a negative count."""
-        if reads < 0:
-            raise ValueError(f"after_reads must not be negative, got {reads}")
-        with self._lock:
-            for replica in self._replicas():
-                replica.lag, replica.lag_reads, replica.paused = ZERO, reads or None, False
-                replica.advance()
-            self._cond.notify_all()
-
-    def pause_replication(self) -> None:
-        """Hold every later authoritative write out of the local view until :meth:`sync`."""
-        with self._lock:
-            for replica in self._replicas():
-                replica.paused = True
-
-    def sync(self) -> None:
-        """Apply every pending write to the local view now and resume replication (lags stay)."""
-        with self._lock:
-            for replica in self._replicas():
-                replica.paused = False
-                replica.advance(force=True)
-            self._cond.notify_all()
-
-    @property
-    def lag(self) -> datetime.timedelta:
-        """The current time lag of the local region (0 when none)."""
-        return self._replica.lag
-
-    @property
-    def paused(self) -> bool:
-        """Whether replication to the local region is paused (until :meth:`sync` or a lag setter)."""
-        return self._replica.paused
-
-    def lag_settings(self) -> dict:
-        """``{"seconds": float, "after_reads": int, "paused": bool, "pending": int, "leader": bool}``."""
-        with self._lock:
-            return {**self._replica.settings(), "leader": self.leader}
 
     def authoritative_view(self) -> RegionView:
         """The authoritative region's methods and indexes (what writes see)."""
