@@ -47,7 +47,7 @@ def now_claims(**extra) -> dict:
 class KeyServer:
     """Serves ``/jwks`` and ``/.well-known/openid-configuration`` (issuer = its own URL) on 127.0.0.1."""
 
-    def __init__(self, jwks: dict, issuer: str | None = None):
+    def __init__(self, jwks: dict, issuer: str | None = None, tls=None):
         self.jwks = jwks
         outer = self
 
@@ -71,7 +71,10 @@ class KeyServer:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if tls is not None:  # a TLSMaterial: serve HTTPS with its server certificate
+            self.httpd.socket = tls.server_context().wrap_socket(self.httpd.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
         self.issuer = issuer
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

@@ -10,6 +10,8 @@ from freezegun import freeze_time
 from sched_helpers import assert_plain
 from sso_helpers import KeyServer, ec_key, go_time, jwk_of, jwt_method, mint, now_claims, public_pem, rsa_key
 
+from pytest_schedpki.tls import create_tls_material
+
 SIG = "unable to validate provided token: unable to verify signature of JWT token: "
 
 
@@ -219,3 +221,28 @@ def test_numbers_truncate_and_lists_select(s, key):
     rule(s, AuthMethod="num", BindName="eng", Selector='value.level == "3" and value.unit == "platform"')
     t = login(s, mint(key, now_claims(level=3.9, org={"unit": "platform"})), "num")
     assert t.status_code == 200 and t.json()["Policies"] == ["eng"]
+
+
+def test_jwks_and_discovery_over_tls_trust_the_configured_ca(sched, key, tmp_path):
+    """cap's createCAContext: ``JWKSCACert`` / ``DiscoveryCaPem[0]`` are the TLS roots for the fetches."""
+    tls = create_tls_material(directory=str(tmp_path))
+    ca = open(tls.ca_path).read()
+    server = KeyServer({"keys": [jwk_of(key, "k1")]}, tls=tls)
+    try:
+        sched.put("/v1/acl/policy/eng", json={"Name": "eng"})
+        sched.create(jwt_method("jwks", config={"JWKSURL": server.url + "/jwks", "JWKSCACert": ca}))
+        sched.create(jwt_method("disc", config={"OIDCDiscoveryURL": server.url, "DiscoveryCaPem": [ca]}))
+        sched.create(jwt_method("untrusted", config={"JWKSURL": server.url + "/jwks"}))
+        for method in ("jwks", "disc", "untrusted"):
+            rule(sched, AuthMethod=method, BindName="eng")
+        token = mint(key, now_claims(), headers={"kid": "k1"})
+        assert login(sched, token, "jwks").status_code == 200
+        assert login(sched, token, "disc").status_code == 200
+        refused = login(sched, token, "untrusted")  # the system roots do not know the test CA
+        assert refused.status_code == 401
+        assert refused.text.startswith(SIG + "error verifying token signature: fetching keys oidc: get keys failed: ")
+        sched.create(jwt_method("badca", config={"JWKSURL": server.url + "/jwks", "JWKSCACert": "not a pem"}))
+        assert_plain(login(sched, token, "badca"), 401, "unable to validate provided token: unable to get validation "
+                     "keys from JWKS: could not parse CA PEM value successfully")
+    finally:
+        server.stop()
