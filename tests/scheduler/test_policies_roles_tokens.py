@@ -77,6 +77,7 @@ def test_a_client_token_reads_its_own_policies_and_roles_only(sched):
     assert sched.get("/v1/acl/policy/eng", token=me).status_code == 200
     assert sched.get("/v1/acl/policy/ops", token=me).status_code == 200  # through the role
     assert [p["Name"] for p in sched.get("/v1/acl/policies", token=me).json()] == ["eng", "ops"]
+    assert [p["Name"] for p in sched.get("/v1/acl/policy/self", token=me).json()] == ["eng", "ops"]
     assert sched.get(f"/v1/acl/role/{role['ID']}", token=me).status_code == 200
     put_policy(sched, "secret")
     assert_plain(sched.get("/v1/acl/policy/secret", token=me), 403, "Permission denied")
@@ -96,6 +97,12 @@ def test_token_self_accessor_and_list(sched):
     assert sched.get(f"/v1/acl/token/{token.AccessorID}", token=token.SecretID).json() == body
     assert sched.get(f"/v1/acl/token/{token.AccessorID}").json() == body
     assert_plain(sched.get("/v1/acl/token/self", token="nope"), 403, "Permission denied")
+    assert me.headers["X-Nomad-Index"] == "0"  # ACL.WhoAmI never sets the reply index
+    anonymous = sched.get("/v1/acl/token/self", token=None)  # Authenticate gives the anonymous token
+    assert (anonymous.status_code, anonymous.json()["AccessorID"], anonymous.json()["Policies"]) == (
+        200, "anonymous", ["anonymous"])
+    assert_plain(sched.get(f"/v1/acl/token/{uuid.uuid4()}"), 404, "ACL token not found")
+    assert_plain(sched.get("/v1/acl/token/"), 400, "Missing Token Accessor")
     listed = sched.get("/v1/acl/tokens").json()
     assert sorted(t["AccessorID"] for t in listed) == sorted(
         [token.AccessorID, sched.state.get_token("root").AccessorID])

@@ -5,8 +5,10 @@
 * ``/v1/acl/roles`` (GET), ``/v1/acl/role`` (PUT/POST), ``/v1/acl/role/<id>`` (GET, PUT/POST,
   DELETE), ``/v1/acl/role/name/<name>`` (GET) with the agent's path texts (``missing ACL role ID``,
   ``invalid URI``, ``missing ACL role name``, ``ACL role ID does not match request path``);
-* ``/v1/acl/tokens`` (GET, management), ``/v1/acl/token/self`` (GET), ``/v1/acl/token/<accessor>``
-  (GET: management or the token itself; writes are not implemented: 405);
+* ``/v1/acl/policy/self`` (GET): the caller's policies, as ``ACL.ListPolicies``;
+* ``/v1/acl/tokens`` (GET, management), ``/v1/acl/token/self`` (GET, ``ACL.WhoAmI``: the anonymous
+  token without a token, ``X-Nomad-Index: 0``), ``/v1/acl/token/<accessor>`` (GET: management or the
+  token itself; writes are not implemented: 405);
 * ``/v1/acl/login`` (PUT/POST): :mod:`.login`; ``/v1/acl/oidc/auth-url`` and ``complete-auth``
   (PUT/POST): :mod:`.oidc` (auth-url answers without ``X-Nomad-Index``; complete-auth with ``0``);
 * ``/idp/...``: the built-in identity provider (:mod:`.idp`).
@@ -129,9 +131,20 @@ def _roles(state, request: Request, path: str, verb: str) -> Response:
     return error(400, "invalid URI")
 
 
+ANONYMOUS_TOKEN = {"ExpirationTTL": "", "AccessorID": "anonymous", "SecretID": "", "Name": "Anonymous Token",
+                   "Type": "client", "Policies": ["anonymous"], "Roles": None, "Global": False, "Hash": None,
+                   "CreateTime": "0001-01-01T00:00:00Z", "ExpirationTime": None, "CreateIndex": 0, "ModifyIndex": 0}
+_READ_META = {"X-Nomad-KnownLeader": "true", "X-Nomad-LastContact": "0"}
+
+
 def _tokens(state, request: Request, path: str, verb: str) -> Response:
-    if verb != "GET":
-        return error(405, "Invalid method")
+    if path == "/v1/acl/tokens" or path == "/v1/acl/token/self":
+        if verb != "GET":
+            return error(405, "Invalid method")
+    elif not path[len("/v1/acl/token/"):]:
+        return error(400, "Missing Token Accessor")
+    elif verb != "GET":
+        return error(405, "Invalid method")  # token writes are not implemented (docs/divergences.md)
     q = _query(request)
     if isinstance(q, Response):
         return q
@@ -139,10 +152,9 @@ def _tokens(state, request: Request, path: str, verb: str) -> Response:
     with state._lock:
         state._check_acl()
         token = state.acl.live_token(secret) if secret else None
-        if path == "/v1/acl/token/self":
-            if token is None:
-                raise SchedulerError(403, "ACL token not found")
-            return json_response(token_json(state, token, request), token.ModifyIndex)
+        if path == "/v1/acl/token/self":  # ACL.WhoAmI: never sets the reply index
+            body = token_json(state, token, request) if token else encoding_json(ANONYMOUS_TOKEN)
+            return json_response(body, 0, _READ_META)
         management = token is not None and token.Type == "management"
         if path == "/v1/acl/tokens":
             if not management:
@@ -150,16 +162,14 @@ def _tokens(state, request: Request, path: str, verb: str) -> Response:
             tokens = sorted(state._tokens.values(), key=lambda t: t.AccessorID)
             names = state.acl.role_names()
             body = encoding_json([token_to_dict(t, names, stub=True) for t in tokens])
-            return json_response(body, max([1] + [t.ModifyIndex for t in tokens]))
+            return json_response(body, max([1] + [t.ModifyIndex for t in tokens]), _READ_META)
         accessor = path[len("/v1/acl/token/"):]
-        if not accessor:
-            return error(400, "Missing Token Accessor")
         found = state.acl.by_accessor(accessor)
         if not management and (token is None or token.AccessorID != accessor):
             raise SchedulerError(403, "Permission denied")
         if found is None:
             return error(404, "ACL token not found")
-        return json_response(token_json(state, found, request), found.ModifyIndex)
+        return json_response(token_json(state, found, request), found.ModifyIndex, _READ_META)
 
 
 def _login(state, request: Request) -> Response:
@@ -193,7 +203,7 @@ def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
         return _oidc(state, request, path) if verb in ("PUT", "POST") else error(405, "Invalid method")
     if path.startswith(IDP_PREFIX + "/"):
         return idp_dispatch(state.idp, request, path, verb)
-    if path == "/v1/acl/policies":
+    if path in ("/v1/acl/policies", "/v1/acl/policy/self"):  # self: ACL.ListPolicies for the caller's token
         return _policies(state, request, None, verb) if verb == "GET" else error(405, "Invalid method")
     if path.startswith("/v1/acl/policy/"):
         name = path[len("/v1/acl/policy/"):]
