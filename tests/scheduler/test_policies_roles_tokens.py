@@ -58,6 +58,7 @@ def test_role_lifecycle_and_texts(sched):
     assert_plain(sched.put(f"/v1/acl/role/{role['ID']}", json={"Name": "devs"}), 400,
                  "ACL role ID does not match request path")
     assert_plain(sched.get("/v1/acl/role/name/nope"), 404, "ACL role not found")
+    assert_plain(sched.get(f"/v1/acl/role/{role['ID']}", token=None), 403, "ACL token not found")
     assert_plain(sched.get("/v1/acl/role/x/devs"), 400, "invalid URI")
     assert_plain(sched.get("/v1/acl/role/a/b/c"), 400, "invalid URI")
     assert_plain(sched.get("/v1/acl/role/name/"), 400, "missing ACL role name")

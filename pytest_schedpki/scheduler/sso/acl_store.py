@@ -184,6 +184,8 @@ class ACLObjectStore:
         with s._lock:
             s._check_acl()
             token = self.live_token(secret)
+            if token is None:  # anonymous: requestACLToken finds no token (ErrTokenNotFound)
+                raise SchedulerError(403, "ACL token not found")
 
         def run() -> QueryResult:
             role = self.role_by_name(key) if by_name else self.roles.get(key)
