@@ -246,3 +246,22 @@ def test_jwks_and_discovery_over_tls_trust_the_configured_ca(sched, key, tmp_pat
                      "keys from JWKS: could not parse CA PEM value successfully")
     finally:
         server.stop()
+
+
+def test_hostile_inputs_get_answers_not_tracebacks(sched, key):
+    """A key of another type than the token's alg, a JWKS that is not an object, a selector nested
+    past any parser's patience: Nomad answers 401/400; the double must too (no 500 traceback)."""
+    ec = ec_key()
+    sched.create(jwt_method("ec", config={"JWTValidationPubKeys": [public_pem(ec)]}))
+    assert_plain(login(sched, mint(key, now_claims()), "ec"), 401,
+                 SIG + "error verifying token signature: no known key successfully validated the token signature")
+    server = KeyServer([1])
+    try:
+        sched.create(jwt_method("weird", config={"JWKSURL": server.url + "/jwks"}))
+        r = login(sched, mint(key, now_claims()), "weird")
+        assert r.status_code == 401 and "fetching keys oidc: failed to decode keys" in r.text
+    finally:
+        server.stop()
+    deep = "(" * 3000 + 'value.team == "x"' + ")" * 3000
+    r = sched.put("/v1/acl/binding-rule", json={"AuthMethod": "ec", "BindType": "management", "Selector": deep})
+    assert r.status_code == 400 and r.text.startswith("binding rule 0 invalid: 1 error occurred:\n\t* selector is invalid: ")

@@ -252,8 +252,12 @@ class _Parser:
 
 
 def parse(text: str):
-    """Parse a selector; returns the tree (:class:`Match`/:class:`Bool`). Raises :class:`BexprError`."""
-    return _Parser(text).parse()
+    """Parse a selector; returns the tree (:class:`Match`/:class:`Bool`). Raises :class:`BexprError`
+    (also for nesting deeper than Python's recursion limit: ``1:1 (0): expression nested too deeply``)."""
+    try:
+        return _Parser(text).parse()
+    except RecursionError:
+        raise BexprError("1:1 (0): expression nested too deeply") from None
 
 
 def _resolve(datum: dict, path: tuple[str, ...]):
@@ -317,5 +321,5 @@ def matches(selector: str, datum: dict) -> bool:
         return True
     try:
         return _eval(parse(selector), datum)
-    except (BexprError, _EvalError):
+    except (BexprError, _EvalError, RecursionError):
         return False

@@ -99,7 +99,7 @@ def _jwks_keys(url: str, context: ssl.SSLContext | None, kid: str | None) -> lis
                        f"{status} {reason} {body.decode('utf-8', 'replace')}")
     try:
         keyset = jwt.PyJWKSet.from_dict(json.loads(body))
-    except (ValueError, jwt.PyJWTError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError, jwt.PyJWTError) as exc:
         raise JWTError(f"{SIG}error verifying token signature: fetching keys oidc: failed to decode keys: {exc}") from None
     return [k.key for k in keyset.keys if kid is None or k.key_id == kid]
 
@@ -112,8 +112,10 @@ def _discovery(issuer: str, context: ssl.SSLContext | None) -> str:
         raise JWTError(f"{status} {reason}: {body.decode('utf-8', 'replace')}")
     try:
         doc = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise JWTError(f"failed to decode OIDC discovery document: {exc}") from None
+    if not isinstance(doc, dict):
+        raise JWTError("failed to decode OIDC discovery document: json: cannot unmarshal into a struct")
     if doc.get("issuer") != issuer:
         raise JWTError(f"issuer did not match the returned issuer, expected {json.dumps(issuer)} "
                        f"got {json.dumps(doc.get('issuer', ''))}")
@@ -126,7 +128,7 @@ def _verify(token: str, keys: list, alg: str, remote: bool) -> bytes:
     for key in keys:
         try:
             return jwt.PyJWS().decode_complete(token, key=key, algorithms=[alg])["payload"]
-        except jwt.PyJWTError:
+        except (jwt.PyJWTError, TypeError, ValueError):  # TypeError: a key of another type than the alg
             continue
     if remote:
         raise JWTError(f"{SIG}error verifying token signature: failed to verify id token signature")
@@ -198,7 +200,7 @@ def validate(token: str, config, now: float) -> dict:
         raise JWTError(f"{SIG}invalid algorithm (alg) header parameter: token signed with unexpected algorithm")
     try:
         claims = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise JWTError(f"{SIG}error verifying token signature: invalid character in payload") from None
     if not isinstance(claims, dict):
         raise JWTError(f"{SIG}error verifying token signature: payload is not a JSON object")

@@ -41,6 +41,8 @@ def issue_token(state, method, method_type: str, claims: dict) -> tuple[int, ACL
                                          config.ListClaimMappings if config else None)
     except ClaimError as exc:
         raise SchedulerError(500, str(exc)) from None
+    except RecursionError:  # claims nested deeper than Python can walk (Go has no such limit)
+        raise SchedulerError(500, "error converting claims: nested too deeply") from None
     acl = state.acl
     with state._lock:
         rules = state.binding_rules.for_method(method.Name)

@@ -99,8 +99,10 @@ def _provider(config) -> tuple[dict, ssl.SSLContext | None]:
         raise SchedulerError(500, f"{fail}{status} {reason}: {body.decode('utf-8', 'replace')}")
     try:
         doc = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SchedulerError(500, f"{fail}oidc: failed to decode provider discovery object: {exc}") from None
+    if not isinstance(doc, dict):
+        raise SchedulerError(500, f"{fail}oidc: failed to decode provider discovery object: not an object")
     if doc.get("issuer") != issuer:
         raise SchedulerError(500, f"{fail}oidc: issuer did not match the issuer returned by provider, expected "
                                   f"{json.dumps(issuer)} got {json.dumps(doc.get('issuer', ''))}")
@@ -158,11 +160,11 @@ def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now:
     import jwt
 
     verify = "id_token failed verification: Provider.VerifyIDToken: "
-    status, _, body = _fetch(doc.get("jwks_uri", ""), context)
     try:
+        status, _, body = _fetch(doc.get("jwks_uri", ""), context)
         keys = jwt.PyJWKSet.from_dict(json.loads(body)).keys if status == 200 else []
         header = jwt.get_unverified_header(id_token)
-    except (ValueError, jwt.PyJWTError):
+    except (JWTError, ValueError, TypeError, KeyError, AttributeError, RecursionError, jwt.PyJWTError):
         raise _exchange_error(verify + "invalid id_token: oidc: malformed jwt: invalid jwks") from None
     algs = list(config.SigningAlgs or ("RS256",))
     payload = None
@@ -172,11 +174,16 @@ def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now:
         try:
             payload = jwt.PyJWS().decode_complete(id_token, key=key.key, algorithms=algs)["payload"]
             break
-        except jwt.PyJWTError:
+        except (jwt.PyJWTError, TypeError, ValueError):
             continue
     if payload is None:
         raise _exchange_error(verify + "invalid id_token: failed to verify signature: invalid signature")
-    claims = json.loads(payload)
+    try:
+        claims = json.loads(payload)
+    except (ValueError, RecursionError):
+        claims = None
+    if not isinstance(claims, dict):
+        raise _exchange_error(verify + "invalid id_token: oidc: failed to unmarshal claims")
     if claims.get("iss") != doc.get("issuer"):
         raise _exchange_error(verify + f"invalid id_token: oidc: id token issued by a different provider, expected "
                                        f"{json.dumps(doc.get('issuer'))} got {json.dumps(claims.get('iss'))}: "
@@ -249,7 +256,9 @@ def complete_auth(state, values: dict) -> tuple[int, ACLToken]:
         raise _exchange_error(f"unable to exchange auth code with provider: {exc}") from None
     try:
         answer = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        answer = {}
+    if not isinstance(answer, dict):
         answer = {}
     if status != 200:
         raise _exchange_error(f"unable to exchange auth code with provider: oauth2: {json.dumps(answer.get('error', ''))}")
@@ -260,8 +269,11 @@ def complete_auth(state, values: dict) -> tuple[int, ACLToken]:
     if not access:
         raise SchedulerError(500, "exchanged token is not valid; potentially expired or empty")
     if not config.OIDCDisableUserInfo and doc.get("userinfo_endpoint"):
-        code, _, info_body = _fetch(doc["userinfo_endpoint"], context, headers={"Authorization": "Bearer " + access})
-        info = json.loads(info_body) if code == 200 else None
+        try:
+            code, _, info_body = _fetch(doc["userinfo_endpoint"], context, headers={"Authorization": "Bearer " + access})
+            info = json.loads(info_body) if code == 200 else None
+        except (JWTError, ValueError, RecursionError):
+            code, info = 0, None
         if not isinstance(info, dict):
             raise SchedulerError(500, "failed to retrieve the user info claims: Provider.UserInfo: provider UserInfo "
                                       f"request failed: {code}")
