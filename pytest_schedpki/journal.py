@@ -1,7 +1,8 @@
 """The request journal: every request either service answered, for assertions in tests.
 
 Entries keep what a test asserts on (method, path, query, token kind, request body, status,
-response body) and never the token itself; private keys and client secrets in bodies are
+response body) and never the token itself; private keys, client secrets, login JWTs, OIDC codes,
+verifiers and ID/access tokens in bodies (JSON or form-encoded) are
 replaced by ``"<redacted>"`` unless the journal is told otherwise (``redact=False``).
 
 Recording is cheap: the raw body bytes are kept, and decoded (JSON) and redacted the first time the
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 SECRET_KEYS = {"private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle",
-               "token", "id", "SecretID"}  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+               "token", "id", "SecretID",  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+               "LoginToken", "Code", "code", "code_verifier", "client_secret", "access_token", "id_token"}  # SSO
 TOO_DEEP = "<redacted: nested too deeply to check for secrets>"
 BODY_BUDGET = 32 * 1024 * 1024  # bytes of request and response bodies kept, newest entries first
 DROPPED = "<dropped: the journal keeps the bodies of its newest entries only>"
@@ -59,8 +61,8 @@ def _decode(raw: bytes, redacting: bool = False) -> Any:
     text = raw.decode("utf-8", errors="replace")
     try:
         value = json.loads(text)
-    except ValueError:
-        return text
+    except ValueError:  # a form body (the IdP's token endpoint) may carry secrets too
+        return redact_query(text) if redacting and "=" in text else text
     except RecursionError:  # nested deeper than Python's json decodes: keep the text unless redacting
         return TOO_DEEP if redacting else text
     if redacting:

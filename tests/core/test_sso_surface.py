@@ -88,3 +88,21 @@ def test_seed_sections_and_control_endpoint(schedpki):
 def test_login_tokens_reset_between_tests(schedpki):
     assert schedpki.scheduler.login_tokens() == []
     assert schedpki.scheduler.state.idp.default_user == "alice"
+
+
+def test_the_journal_never_keeps_login_credentials(schedpki):
+    f = schedpki.factories.scheduler
+    f.jwt_auth_method("ci", builtin_idp=True)
+    f.oidc_auth_method("okta", builtin_idp=True)
+    f.binding_rule("ci", "management")
+    f.binding_rule("okta", "management")
+    jwt = schedpki.scheduler.jwt("ci", {})
+    secret = schedpki.scheduler.login("ci", jwt)["SecretID"]
+    secret2 = schedpki.scheduler.oidc_login("okta", {"groups": []})["SecretID"]
+    text = repr([e for e in schedpki.journal.entries()])
+    for credential in (jwt, secret, secret2):
+        assert credential not in text
+    login = next(e for e in schedpki.journal.entries() if e.path == "/v1/acl/login")
+    assert (login.body["LoginToken"], login.response["SecretID"]) == ("<redacted>", "<redacted>")
+    exchange = next(e for e in schedpki.journal.entries() if e.path == "/idp/token")
+    assert "code=%3Credacted%3E" in exchange.body or "code=<redacted>" in exchange.body
