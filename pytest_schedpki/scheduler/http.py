@@ -18,6 +18,8 @@ Tokens come from ``X-Nomad-Token``, then ``X-Scheduler-Token`` (the API document
 ``Authorization: Bearer <t>``. Errors are plain text (``text/plain; charset=utf-8``); successes carry
 ``X-Nomad-Index`` (reads also ``X-Nomad-LastContact: 0`` and ``X-Nomad-KnownLeader: true``, which the
 read 404 keeps). Paths are cleaned (``//`` collapsed, ``.``/``..`` resolved) and served directly.
+Every other path goes to :func:`.sso.http.dispatch` (binding rules, policies, roles, tokens, login,
+OIDC, the built-in IdP); what nobody routes is a bare 404.
 """
 
 from __future__ import annotations
