@@ -9,8 +9,8 @@ Public names:
 * :class:`JournalEntry`, :class:`IssuedCertificate` - what the journal and ``schedpki.certs`` return.
 
 Layout (docs/architecture.md): the user surface (``plugin``, ``handle``, ``factories``, ``testing``,
-``cli``) over the double's core (``double``, ``seed``, ``control``, ``clock``, ``journal``,
-``faults``, ``tls``, ``errors``) over the services (``scheduler/``, ``secrets/``) over the
+``sso_testing``, ``cli``) over the double's core (``double``, ``seed``, ``control``, ``clock``,
+``journal``, ``faults``, ``errors``) over the services (``scheduler/``, ``secrets/``) over the
 foundations (``wire/``, ``golang/``). Imports point down, never in a cycle; each sub-package's
 docstring says what it may import.
 """

@@ -119,7 +119,7 @@ def serve(args: argparse.Namespace) -> int:
     double.save_baseline()  # POST /_schedpki/reset returns here: the state after start and seeding
     material = None
     if args.tls:
-        from .tls import create_tls_material  # lazy for start-up time: loads cryptography
+        from .wire.tls import create_tls_material  # lazy for start-up time: loads cryptography
 
         material = create_tls_material(args.host)
     try:

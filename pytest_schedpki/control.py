@@ -14,6 +14,7 @@ refused, and a configured control token is required (see :mod:`.wire.control_gua
 | ``GET/DELETE /_schedpki/journal`` | - | the request journal as JSON / clear it |
 | ``POST /_schedpki/seal``, ``/_schedpki/unseal`` | - | seal or unseal the secrets service |
 | ``POST /_schedpki/leader`` | ``{"leader": false}`` | scheduler without (or with) a leader |
+| ``GET/POST /_schedpki/oidc/users`` | ``{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}`` | the built-in identity provider's users (name -> claims) and default user |
 | ``GET /_schedpki/keypool`` | - | the RSA key pool: ``{"deterministic": false, "pools": [{"key_type": "rsa", "bits": 2048, "size": 4, "ready": 4}]}`` |
 
 Errors are JSON ``{"error": "..."}`` with 400 (bad body: not JSON or YAML, nested too deeply, cut
@@ -30,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from werkzeug.exceptions import ClientDisconnected, HTTPException
 from werkzeug.wrappers import Request, Response
 
-from .wire.control_guard import refusal
 from .errors import SeedError
 from .faults import Fault
+from .wire.control_guard import refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from .clock import SwitchableClock
@@ -156,6 +157,13 @@ def make_control_app(double: ControlTarget):
         if action == "leader" and method == "POST":
             double.scheduler.set_leader(bool(body.get("leader", True)))
             return _json({"leader": bool(body.get("leader", True))})
+        if action == "oidc/users":
+            idp = double.scheduler.idp
+            if method == "POST":
+                if not isinstance(body.get("name"), str) or not isinstance(body.get("claims"), dict):
+                    raise ValueError('expected {"name": "<user>", "claims": {...}}')
+                idp.set_user(body["name"], body["claims"], bool(body.get("default", True)))
+            return _json({"default": idp.default_user, "users": idp.users})
         return _json({"error": f"unknown control endpoint {method} /_schedpki/{action}"}, 404)
 
     def app(environ: dict, start_response):

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from .scheduler.encode import method_to_dict
 from .scheduler.model import sanitize
+from .scheduler.sso.objects import Policy, Role, policy_to_dict, role_to_dict
+from .scheduler.sso.rules import BindingRule, rule_to_dict
 from .secrets.http import dispatch
+from .sso_testing import idp_public_key_pem
 
 if TYPE_CHECKING:  # pragma: no cover
     from .scheduler.state import SchedulerState
@@ -34,18 +37,23 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 class SchedulerFactories:
-    """``schedpki.factories.scheduler``: auth methods and ACL tokens."""
+    """``schedpki.factories.scheduler``: auth methods, binding rules, policies, roles and ACL tokens.
 
-    def __init__(self, state: SchedulerState):
+    ``url`` is the scheduler's base URL (for methods that use the built-in identity provider)."""
+
+    def __init__(self, state: SchedulerState, url: str = ""):
         self.state = state
+        self.url = url
 
     def _method(self, body: dict[str, Any]) -> dict[str, Any]:
         return method_to_dict(sanitize(self.state.upsert_auth_method(body)))
 
-    def oidc_auth_method(self, name: str | None = None, **overrides: Any) -> dict[str, Any]:
+    def oidc_auth_method(self, name: str | None = None, builtin_idp: bool = False, **overrides: Any) -> dict[str, Any]:
         """Create an OIDC auth method (defaults: TokenLocality ``local``, MaxTokenTTL ``1h``, discovery
         URL ``https://idp.example.com``, client ID/secret, one audience and redirect URI); keyword
         arguments use Nomad's field names and override or extend the defaults (``Config`` merges).
+        With ``builtin_idp`` the method logs in against the double's own identity provider
+        (discovery URL ``<scheduler url>/idp``, client ID and audience ``nomad``).
         Returns the API JSON of the stored method (secret ``redacted``). Raises SchedulerError 400."""
         body = {
             "Name": name or f"oidc-{next(_counter)}", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": "1h",
@@ -53,17 +61,41 @@ class SchedulerFactories:
                        "OIDCClientSecret": "client-secret", "BoundAudiences": ["client-id"],
                        "AllowedRedirectURIs": ["http://localhost:4649/oidc/callback"]},
         }
+        if builtin_idp:
+            body["Config"].update({"OIDCDiscoveryURL": self.url + "/idp", "OIDCClientID": "nomad",
+                                   "BoundAudiences": ["nomad"]})
         return self._method(_merge(body, overrides))
 
-    def jwt_auth_method(self, name: str | None = None, **overrides: Any) -> dict[str, Any]:
+    def jwt_auth_method(self, name: str | None = None, builtin_idp: bool = False, **overrides: Any) -> dict[str, Any]:
         """Create a JWT auth method (defaults: TokenLocality ``global``, MaxTokenTTL ``1h``, a JWKS URL,
-        one bound audience); overrides as for :meth:`oidc_auth_method`."""
+        one bound audience ``nomad``); overrides as for :meth:`oidc_auth_method`. With ``builtin_idp``
+        the method trusts the double's IdP key (JWTValidationPubKeys), so ``schedpki.scheduler.jwt()``
+        mints tokens it accepts."""
         body = {
             "Name": name or f"jwt-{next(_counter)}", "Type": "JWT", "TokenLocality": "global", "MaxTokenTTL": "1h",
             "Config": {"JWKSURL": "https://idp.example.com/.well-known/jwks.json", "BoundAudiences": ["nomad"],
                        "AllowedRedirectURIs": ["http://localhost:4649/oidc/callback"]},
         }
+        if builtin_idp:
+            body["Config"] = {**body["Config"], "JWKSURL": "", "JWTValidationPubKeys": [idp_public_key_pem(self.state)]}
         return self._method(_merge(body, overrides))
+
+    def binding_rule(self, auth_method: str, bind_type: str = "policy", bind_name: str = "", selector: str = "",
+                     description: str = "") -> dict[str, Any]:
+        """Create a binding rule (``ACL.UpsertBindingRules``); returns its API JSON (``ID``, ``Hash``...).
+        Raises SchedulerError 400 with Nomad's text (validation, unknown auth method)."""
+        rule = BindingRule(Description=description, AuthMethod=auth_method, Selector=selector, BindType=bind_type,
+                           BindName=bind_name)
+        return rule_to_dict(self.state.binding_rules.upsert(rule).method)
+
+    def policy(self, name: str, rules: str = "", description: str = "") -> dict[str, Any]:
+        """Create or overwrite ACL policy ``name`` (``Rules`` stored as given); returns its API JSON."""
+        self.state.acl.upsert_policy(Policy(name, description, rules))
+        return policy_to_dict(self.state.acl.policies[name])
+
+    def role(self, name: str, policies: list[str], description: str = "") -> dict[str, Any]:
+        """Create ACL role ``name`` linking existing ``policies`` (names); returns its API JSON."""
+        return role_to_dict(self.state.acl.upsert_role(Role("", name, description, tuple(policies)))[1])
 
     def token(self, type: str = "client", name: str = "", secret_id: str | None = None, **kwargs: Any):  # noqa: A002
         """Create an ACL token (``type`` ``management`` or ``client``); returns the token record
@@ -148,6 +180,6 @@ class SecretsFactories:
 class Factories:
     """Both services' factories: ``.scheduler`` and ``.secrets``."""
 
-    def __init__(self, scheduler: SchedulerState, secrets: SecretsService):
-        self.scheduler = SchedulerFactories(scheduler)
+    def __init__(self, scheduler: SchedulerState, secrets: SecretsService, scheduler_url: str = ""):
+        self.scheduler = SchedulerFactories(scheduler, scheduler_url)
         self.secrets = SecretsFactories(secrets)

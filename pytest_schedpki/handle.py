@@ -9,6 +9,7 @@ from typing import Any
 
 from .double import Double
 from .factories import Factories
+from .sso_testing import SchedulerHandle
 from .testing import CertificateInspector
 
 
@@ -32,7 +33,10 @@ class ServiceHandle:
 class SchedpkiHandle:
     """The per-test handle: both services, the clock and the knobs.
 
-    * ``scheduler`` / ``secrets``: :class:`ServiceHandle` (``.url``, ``.token``, ``.state``);
+    * ``scheduler``: :class:`~pytest_schedpki.sso_testing.SchedulerHandle` (``.url``, ``.token``,
+      ``.state``, and SSO helpers: ``jwt()``, ``login()``, ``login_jwt()``, ``oidc_login()``,
+      ``set_oidc_user()``, ``login_tokens()``, ``assert_token()``);
+    * ``secrets``: :class:`ServiceHandle` (``.url``, ``.token``, ``.state``);
     * ``double``: the session's :class:`~pytest_schedpki.double.Double`;
     * ``clock``: the double's switchable clock (``.use("manual"|"follow"|"real")``);
     * ``factories``: ``.scheduler`` (auth methods, tokens) and ``.secrets`` (mounts, issuers, roles,
@@ -47,12 +51,12 @@ class SchedpkiHandle:
 
     def __init__(self, double: Double):
         self.double = double
-        self.scheduler = ServiceHandle(double.scheduler_url, double.management_token, double.scheduler)
+        self.scheduler = SchedulerHandle(double.scheduler_url, double.management_token, double.scheduler)
         self.secrets = ServiceHandle(double.secrets_url, double.root_token, double.secrets)
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
-        self.factories = Factories(double.scheduler, double.secrets)
+        self.factories = Factories(double.scheduler, double.secrets, double.scheduler_url)
         self.certs = CertificateInspector(double.secrets)
         tls = getattr(double, "tls", None)
         self.ca_path: str | None = tls.ca_path if tls else None

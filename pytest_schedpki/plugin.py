@@ -23,7 +23,7 @@ import pytest
 
 from .double import Double
 from .handle import SchedpkiHandle
-from .tls import create_tls_material
+from .wire.tls import create_tls_material
 from .wire.connections import ListenerLimits
 
 

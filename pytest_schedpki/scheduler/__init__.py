@@ -1,10 +1,13 @@
-"""Nomad: the ACL auth methods API (``/v1/acl/auth-method(s)``) of the scheduler service.
+"""Nomad: the scheduler half, its ACL API as far as SSO needs it.
 
-State lives in plain objects (``state``: ``SchedulerState``; ``model``: ``AuthMethod`` and its
-config; ``tokens``, ``replication``, ``blocking``, ``views``); ``decode``/``encode``/``assertion``
-turn Nomad's JSON into records and back with Go's rules; ``http`` is the thin WSGI skin; ``seed``
-applies the ``scheduler:`` section of a seed file.
+* auth methods (``/v1/acl/auth-method(s)``): ``model``, ``decode``, ``encode``, ``assertion``;
+* state, regions and replication: ``state`` (auth methods, tokens, the raft index), ``replication``
+  (replicas and the lag knobs), ``blocking``, ``views``, ``tokens``;
+* HTTP: ``request`` (query/body/token parsing shared by every route), ``http`` (auth-method routes,
+  then :mod:`.sso`); ``seed`` (the ``scheduler:`` seed section);
+* ``sso/``: binding rules, policies, roles, login tokens, JWT and OIDC login, the built-in IdP.
 
 May import: ``golang/``, the core's ``clock`` and ``errors``. Never imports ``secrets/``, ``wire/``
-or the double (the double wraps ``http.make_app`` in the middleware).
+or the double (the double wraps ``http.make_app`` in the middleware). Inside, imports point one
+way: ``http`` -> ``state`` -> ``sso`` stores -> ``model``/``replication``/``views``/``tokens``.
 """

@@ -1,4 +1,4 @@
-"""The local region's copy of the auth methods, and when authoritative writes become visible in it.
+"""The local region's copy of a replicated ACL table (auth methods, binding rules), and when authoritative writes become visible in it.
 
 Not thread-safe on its own: :class:`~.state.SchedulerState` calls it under its lock.
 
@@ -20,6 +20,11 @@ Visibility of a write committed at clock time ``t`` after ``n`` local reads:
 * read lag ``after_reads=k``: hidden from the next ``k`` reads of the local region, seen by the one
   after.
 Writes are applied in commit order: a write never overtakes an earlier one.
+
+:class:`ReplicationKnobs` (mixed into the state) sets lag, read lag, pause and sync on every replica.
+
+Records only need ``Name`` (the table key) and ``Hash``; a binding rule's ``Name`` is its ID. One
+replica per table; in a federated setup they share the local raft index (``raft_owner``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import datetime
 from dataclasses import dataclass, replace
 
 from ..clock import is_frozen
+from ..golang.duration import to_nanoseconds
 from .model import AuthMethod
 
 ZERO = datetime.timedelta(0)
@@ -50,8 +56,9 @@ class Replica:
     FIELDS = ("methods", "table_index", "raft_index", "pending", "lag", "lag_reads", "paused", "reads",
               "federated", "halted")
 
-    def __init__(self, clock, federated: bool):
+    def __init__(self, clock, federated: bool, raft_owner: Replica | None = None):
         self.clock = clock
+        self.raft_owner = raft_owner  # another table's replica whose local raft index this one shares
         self.methods: dict[str, AuthMethod] = {}
         self.table_index = 0
         self.raft_index = 0
@@ -127,14 +134,15 @@ class Replica:
         deletes = [n for n, m in net.items() if m is None and n in self.methods]
         upserts = [m for _, m in sorted(net.items())
                    if m is not None and (m.Name not in self.methods or self.methods[m.Name].Hash != m.Hash)]
+        owner = self.raft_owner or self
         if deletes:
-            self.raft_index += 1
+            owner.raft_index += 1
             for name in deletes:
                 del self.methods[name]
-            self.table_index = self.raft_index
+            self.table_index = owner.raft_index
         if upserts:
-            self.raft_index += 1
-            index = self.raft_index
+            owner.raft_index += 1
+            index = owner.raft_index
             for m in upserts:
                 old = self.methods.get(m.Name)
                 self.methods[m.Name] = (replace(m, CreateIndex=index, ModifyIndex=index) if old is None else
@@ -158,3 +166,75 @@ class Replica:
         """``{"seconds", "after_reads", "paused", "pending"}`` as JSON-friendly values."""
         return {"seconds": self.lag.total_seconds(), "after_reads": self.lag_reads or 0,
                 "paused": self.paused, "pending": len(self.pending)}
+
+
+def _lag(value) -> datetime.timedelta:
+    if value is None:
+        return ZERO
+    ns = to_nanoseconds(value, "lag")
+    if ns < 0:
+        raise ValueError(f"lag must not be negative, got {value!r}")
+    return datetime.timedelta(microseconds=ns // 1_000)
+
+
+class ReplicationKnobs:
+    """The replication knobs of :class:`~.state.SchedulerState` (mixed in): they drive every replicated
+    table's replica alike (auth methods, binding rules). Uses the state's ``_lock``, ``_cond``,
+    ``_replica``, ``binding_rules`` and ``leader``."""
+
+    def _replicas(self) -> tuple[Replica, Replica]:
+        """Every replicated table's replica (auth methods, binding rules): the lag knobs drive all."""
+        return self._replica, self.binding_rules.replica
+
+    def _next_visibility_in(self) -> float | None:
+        waits = [w for w in (r.next_visibility_in() for r in self._replicas()) if w is not None]
+        return min(waits) if waits else None
+
+    def set_lag(self, lag=None) -> None:
+        """Delay the local region's view by ``lag`` on the double's clock (seconds, timedelta or Go
+        duration text; None/0 = reads see writes at once). Clears a read lag; resumes if paused."""
+        with self._lock:
+            for replica in self._replicas():
+                replica.lag, replica.lag_reads, replica.paused = _lag(lag), None, False
+                replica.advance()
+            self._cond.notify_all()
+
+    def set_lag_reads(self, reads: int) -> None:
+        """Hide each write from the next ``reads`` reads of the local region (the one after sees it).
+        Clears a time lag; resumes if paused. Raises ValueError for a negative count."""
+        if reads < 0:
+            raise ValueError(f"after_reads must not be negative, got {reads}")
+        with self._lock:
+            for replica in self._replicas():
+                replica.lag, replica.lag_reads, replica.paused = ZERO, reads or None, False
+                replica.advance()
+            self._cond.notify_all()
+
+    def pause_replication(self) -> None:
+        """Hold every later authoritative write out of the local view until :meth:`sync`."""
+        with self._lock:
+            for replica in self._replicas():
+                replica.paused = True
+
+    def sync(self) -> None:
+        """Apply every pending write to the local view now and resume replication (lags stay)."""
+        with self._lock:
+            for replica in self._replicas():
+                replica.paused = False
+                replica.advance(force=True)
+            self._cond.notify_all()
+
+    @property
+    def lag(self) -> datetime.timedelta:
+        """The current time lag of the local region (0 when none)."""
+        return self._replica.lag
+
+    @property
+    def paused(self) -> bool:
+        """Whether replication to the local region is paused (until :meth:`sync` or a lag setter)."""
+        return self._replica.paused
+
+    def lag_settings(self) -> dict:
+        """``{"seconds": float, "after_reads": int, "paused": bool, "pending": int, "leader": bool}``."""
+        with self._lock:
+            return {**self._replica.settings(), "leader": self.leader}

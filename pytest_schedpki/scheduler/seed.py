@@ -16,6 +16,20 @@ Schema::
           TokenLocality: local
           MaxTokenTTL: 1h           # Go duration string (or nanoseconds)
           Config: {OIDCDiscoveryURL: "https://idp.example.com", OIDCClientID: id, OIDCClientSecret: s}
+      policies:                     # optional list (applied before roles and auth methods)
+        - Name: eng
+          Description: "engineers"  # optional
+          Rules: 'namespace "default" { policy = "write" }'   # optional; stored, not parsed
+      roles:                        # optional list
+        - Name: devs
+          Policies: [eng]           # policy names (or [{Name: eng}])
+      binding_rules:                # optional list, after the auth methods
+        - AuthMethod: okta
+          Selector: '"engineering" in list.groups'
+          BindType: policy          # role | policy | management
+          BindName: eng
+      oidc_users:                   # optional: the built-in identity provider's users and claims
+        alice: {email: alice@example.com, groups: [engineering]}   # the first is the default user
 
 Every problem raises :class:`~pytest_schedpki.errors.SeedError` naming the entry, e.g.
 ``scheduler.auth_methods[1]`` with the upstream text as the problem
@@ -29,9 +43,11 @@ import datetime
 from ..errors import SeedError
 from ..golang.time import GoTimeError, parse_rfc3339
 from .model import SchedulerError
+from .sso.objects import Policy, Role
+from .sso.rules import BindingRule
 
 _TOKEN_KEYS = {"secret_id", "type", "name", "accessor_id", "global", "expiration_time"}
-_SECTION_KEYS = ("tokens", "auth_methods")
+_SECTION_KEYS = ("tokens", "policies", "roles", "auth_methods", "binding_rules", "oidc_users")
 
 
 def _list(section: dict, key: str, source: str) -> list:
@@ -80,7 +96,8 @@ def _apply_token(state, item, source: str, entry: str) -> None:
 
 
 def apply_scheduler_seed(state, section, source: str) -> None:
-    """Apply a parsed ``scheduler:`` mapping to ``state`` (tokens first, then auth methods in order).
+    """Apply a parsed ``scheduler:`` mapping to ``state``: tokens, policies, roles, auth methods,
+    binding rules, then the IdP's users.
 
     Raises SeedError(source, entry, problem) for a malformed section, an unknown key, a bad token
     entry, or an auth method the server would refuse (problem = the upstream error text).
@@ -92,11 +109,56 @@ def apply_scheduler_seed(state, section, source: str) -> None:
         raise SeedError(source, f"scheduler.{unknown[0]}", f"unknown key; expected one of: {', '.join(_SECTION_KEYS)}")
     for i, item in enumerate(_list(section, "tokens", source)):
         _apply_token(state, item, source, f"scheduler.tokens[{i}]")
-    for i, item in enumerate(_list(section, "auth_methods", source)):
-        entry = f"scheduler.auth_methods[{i}]"
+    _entries(state, section, source, "policies", _apply_policy)
+    _entries(state, section, source, "roles", _apply_role)
+    _entries(state, section, source, "auth_methods", lambda st, item: st.upsert_auth_method(item))
+    _entries(state, section, source, "binding_rules", _apply_rule)
+    users = section.get("oidc_users") or {}
+    if not isinstance(users, dict) or not all(isinstance(c, dict) for c in users.values()):
+        raise SeedError(source, "scheduler.oidc_users", "expected a mapping of user name -> claims mapping")
+    for i, (name, claims) in enumerate(users.items()):
+        state.idp.set_user(str(name), claims, default=i == 0)
+
+
+def _entries(state, section: dict, source: str, key: str, apply) -> None:
+    for i, item in enumerate(_list(section, key, source)):
+        entry = f"scheduler.{key}[{i}]"
         if not isinstance(item, dict):
             raise SeedError(source, entry, f"expected a mapping, got {type(item).__name__}")
         try:
-            state.upsert_auth_method(item)
+            apply(state, item)
         except SchedulerError as exc:
             raise SeedError(source, entry, exc.text) from None
+        except (TypeError, ValueError) as exc:
+            raise SeedError(source, entry, str(exc)) from None
+
+
+def _strings(item: dict, keys: tuple[str, ...]) -> dict:
+    unknown = sorted(str(k) for k in item if k not in keys)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}; expected: {', '.join(keys)}")
+    for key in keys:
+        if key in item and key != "Policies" and not isinstance(item[key], str):
+            raise ValueError(f"{key}: expected a string, got {type(item[key]).__name__}")
+    return item
+
+
+def _apply_policy(state, item: dict) -> None:
+    item = _strings(item, ("Name", "Description", "Rules"))
+    state.acl.upsert_policy(Policy(item.get("Name", ""), item.get("Description", ""), item.get("Rules", "")))
+
+
+def _apply_role(state, item: dict) -> None:
+    item = _strings(item, ("Name", "Description", "Policies"))
+    links = item.get("Policies") or []
+    if not isinstance(links, list):
+        raise ValueError("Policies: expected a list of policy names")
+    names = tuple(p["Name"] if isinstance(p, dict) and "Name" in p else p for p in links)
+    if not all(isinstance(n, str) for n in names):
+        raise ValueError("Policies: expected a list of policy names")
+    state.acl.upsert_role(Role("", item.get("Name", ""), item.get("Description", ""), names))
+
+
+def _apply_rule(state, item: dict) -> None:
+    item = _strings(item, ("Description", "AuthMethod", "Selector", "BindType", "BindName"))
+    state.binding_rules.upsert(BindingRule(**item))

@@ -1,4 +1,5 @@
-"""The scheduler's state: authoritative auth methods, ACL tokens, and the local region's view.
+"""The scheduler's state: authoritative auth methods, ACL tokens, and the local region's view; the SSO
+tables hang off it (``binding_rules``, ``acl`` for policies and roles, ``idp``, ``oidc``: see :mod:`.sso`).
 
 Index model (Nomad's raft, ``reference §9``): one raft index for the authoritative region, shared by
 every applied write (bootstrap token = 1, tokens, auth-method upserts and deletes). Every applied
@@ -33,7 +34,11 @@ from .blocking import block_until
 from .decode import DecodeError, decode_method
 from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
-from .replication import ZERO, Replica
+from .replication import Replica, ReplicationKnobs
+from .sso.acl_store import ACLObjectStore
+from .sso.idp import IdentityProvider
+from .sso.oidc import OIDCRequests
+from .sso.store import BindingRuleStore
 from .tokens import ACLToken, allows_management, new_token, token_kind
 from .views import QueryResult, RegionView, WriteResult
 
@@ -42,16 +47,7 @@ NO_LEADER = "No cluster leader"
 ACL_DISABLED = "ACL support disabled"
 
 
-def _lag(value) -> datetime.timedelta:
-    if value is None:
-        return ZERO
-    ns = to_nanoseconds(value, "lag")
-    if ns < 0:
-        raise ValueError(f"lag must not be negative, got {value!r}")
-    return datetime.timedelta(microseconds=ns // 1_000)
-
-
-class SchedulerState:
+class SchedulerState(ReplicationKnobs):
     """Nomad's ACL auth-method state for one double (see the module doc).
 
     ``clock`` supplies ``now()`` (aware UTC datetimes) and ``mode`` (follow/manual/real);
@@ -69,6 +65,10 @@ class SchedulerState:
         self._initial = (authoritative_region, region or authoritative_region,
                          to_nanoseconds(token_min_ttl, "token_min_ttl"), to_nanoseconds(token_max_ttl, "token_max_ttl"))
         self._replica = Replica(clock, False)
+        self.binding_rules = BindingRuleStore(self)
+        self.acl = ACLObjectStore(self)
+        self.idp = IdentityProvider(clock)
+        self.oidc = OIDCRequests(clock)
         self.restore(None)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -79,7 +79,8 @@ class SchedulerState:
         """An opaque, cheap copy of the whole state (records are immutable and shared)."""
         with self._lock:
             mine = tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(self, f) for f in self._FIELDS))
-            return mine, self._replica.dump()
+            sso = (self.binding_rules.dump(), self.acl.dump(), self.idp.dump(), self.oidc.dump())
+            return mine, self._replica.dump(), sso
 
     def restore(self, snapshot: tuple | None) -> None:
         """Return to ``snapshot``; ``None`` = empty state holding only the bootstrap management token
@@ -91,12 +92,20 @@ class SchedulerState:
                                        strict=True):
                     setattr(self, name, value)
                 self._replica = Replica(self.clock, self._federated())
+                self.binding_rules.reset()
+                self.acl.reset()
+                self.idp.reset()
+                self.oidc.reset()
                 self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
             else:
-                mine, replica = snapshot
+                mine, replica, (rules, acl, idp, oidc) = snapshot
                 for name, value in zip(self._FIELDS, mine, strict=True):
                     setattr(self, name, dict(value) if isinstance(value, dict) else value)
                 self._replica.load(replica)
+                self.binding_rules.load(rules)
+                self.acl.load(acl)
+                self.idp.load(idp)
+                self.oidc.load(oidc)
             self._cond.notify_all()
 
     # -- configuration --------------------------------------------------------------------------
@@ -130,7 +139,9 @@ class SchedulerState:
             self._replica.advance(force=True)
             self._authoritative = authoritative_region or self._authoritative
             self._local = region or self._local
+            self.binding_rules.replica.advance(force=True)
             self._replica.rebuild(self._methods, self._table, self._federated())
+            self.binding_rules.replica.rebuild(self.binding_rules.rules, self.binding_rules.table, self._federated())
             self._cond.notify_all()
 
     def set_token_ttl_bounds(self, min_ttl=None, max_ttl=None) -> None:
@@ -154,8 +165,9 @@ class SchedulerState:
                 self._leader_lost_at = None
             elif self._leader_lost_at is None:
                 self._leader_lost_at = self.clock.now()
-            self._replica.halted = not leader
-            self._replica.advance()
+            for replica in self._replicas():
+                replica.halted = not leader
+                replica.advance()
             self._cond.notify_all()
 
     @property
@@ -362,10 +374,11 @@ class SchedulerState:
 
     def _blocking(self, run: Callable[[], QueryResult], region, min_index: int, wait_ns: int) -> QueryResult:
         with self._cond:
-            result = block_until(self._cond, run, min_index, wait_ns, self._replica.next_visibility_in)
+            result = block_until(self._cond, run, min_index, wait_ns, self._next_visibility_in)
             local = not region or region == self._local
             if local:  # counts for an ``after_reads`` lag: wake the waiters only if a write became visible
-                self._replica.note_read()
+                for replica in self._replicas():
+                    replica.note_read()
                 self._advance_locked()
             if local and not self.leader:
                 lost = (self.clock.now() - self._leader_lost_at).total_seconds()
@@ -373,56 +386,14 @@ class SchedulerState:
             return result
 
     def _advance_locked(self) -> None:
-        """Apply the pending writes that became visible (lag expired, enough reads) and wake the
-        parked blocking queries only then: a read that changes nothing wakes nobody."""
-        if self._replica.advance():
+        """Apply the pending writes that became visible in every replicated table (lag expired,
+        enough reads) and wake the parked blocking queries only then: a read that changes nothing
+        wakes nobody."""
+        advanced = False
+        for replica in self._replicas():
+            advanced = replica.advance() or advanced
+        if advanced:
             self._cond.notify_all()
-
-    # -- replication knobs ----------------------------------------------------------------------
-    def set_lag(self, lag=None) -> None:
-        """Delay the local region's view by ``lag`` on the double's clock (seconds, timedelta or Go
-        duration text; None/0 = reads see writes at once). Clears a read lag; resumes if paused."""
-        with self._lock:
-            self._replica.lag, self._replica.lag_reads, self._replica.paused = _lag(lag), None, False
-            self._replica.advance()
-            self._cond.notify_all()
-
-    def set_lag_reads(self, reads: int) -> None:
-        """Hide each write from the next ``reads`` reads of the local region (the one after sees it).
-        Clears a time lag; resumes if paused. Raises ValueError for a negative count."""
-        if reads < 0:
-            raise ValueError(f"after_reads must not be negative, got {reads}")
-        with self._lock:
-            self._replica.lag, self._replica.lag_reads, self._replica.paused = ZERO, reads or None, False
-            self._replica.advance()
-            self._cond.notify_all()
-
-    def pause_replication(self) -> None:
-        """Hold every later authoritative write out of the local view until :meth:`sync`."""
-        with self._lock:
-            self._replica.paused = True
-
-    def sync(self) -> None:
-        """Apply every pending write to the local view now and resume replication (lags stay)."""
-        with self._lock:
-            self._replica.paused = False
-            self._replica.advance(force=True)
-            self._cond.notify_all()
-
-    @property
-    def lag(self) -> datetime.timedelta:
-        """The current time lag of the local region (0 when none)."""
-        return self._replica.lag
-
-    @property
-    def paused(self) -> bool:
-        """Whether replication to the local region is paused (until :meth:`sync` or a lag setter)."""
-        return self._replica.paused
-
-    def lag_settings(self) -> dict:
-        """``{"seconds": float, "after_reads": int, "paused": bool, "pending": int, "leader": bool}``."""
-        with self._lock:
-            return {**self._replica.settings(), "leader": self.leader}
 
     def authoritative_view(self) -> RegionView:
         """The authoritative region's methods and indexes (what writes see)."""

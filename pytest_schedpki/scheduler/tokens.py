@@ -22,7 +22,8 @@ TOKEN_TYPES = ("management", "client")
 class ACLToken:
     """An ACL token. ``Type`` is ``"management"`` or ``"client"``; ``Global`` tokens are valid in
     every region, local ones only in the local region. Times are aware UTC datetimes; the indexes
-    are raft indexes of the region that stored the token."""
+    are raft indexes of the region that stored the token. ``Policies`` are policy names and
+    ``Roles`` role IDs (None = Go nil, as on management tokens); ``ExpirationTTL`` nanoseconds."""
 
     AccessorID: str
     SecretID: str
@@ -33,6 +34,10 @@ class ACLToken:
     ExpirationTime: datetime.datetime | None
     CreateIndex: int
     ModifyIndex: int
+    Policies: tuple[str, ...] | None = None
+    Roles: tuple[str, ...] | None = None  # linked role IDs (names are read from the roles at answer time)
+    ExpirationTTL: int = 0  # nanoseconds; login sets the method's MaxTokenTTL
+    Hash: bytes | None = None
 
     def expired(self, now: datetime.datetime) -> bool:
         """Nomad's ``IsExpired``: an ExpirationTime strictly before ``now``."""

@@ -184,6 +184,63 @@ def test_nomad_no_empty_bodies_where_go_decodes(nomad):
     assert (deleted.status, deleted.body) == (200, b"")  # out=nil: the body is not decoded, 200 is required
 
 
+#: api.ACLBindingRule as the Go client encodes it for Create (zero times, zero indexes, no Hash)
+GO_RULE = {"ID": "", "Description": "", "AuthMethod": "sso", "Selector": "", "BindType": "management",
+           "BindName": "", "CreateTime": "0001-01-01T00:00:00Z", "ModifyTime": "0001-01-01T00:00:00Z",
+           "CreateIndex": 0, "ModifyIndex": 0}
+
+
+def test_nomad_binding_rules_requests(nomad, schedpki):
+    """``ACLBindingRules().Create/Update/Get/List/Delete`` (api/acl.go): PUT ``/v1/acl/binding-rule``,
+    PUT ``/v1/acl/binding-rule/<ID>`` with the fetched struct, GET, GET list, DELETE with no body."""
+    url, token = nomad
+    auth = {"X-Nomad-Token": token}
+    schedpki.factories.scheduler.jwt_auth_method("sso", builtin_idp=True)
+    created = go_request(url, "PUT", "/v1/acl/binding-rule", auth, go_encode(GO_RULE))
+    assert created.status == 200 and int(created.headers["X-Nomad-Index"]) == created.json()["ModifyIndex"]
+    rule = created.json()
+    assert RFC3339NANO.fullmatch(rule["CreateTime"]) and RFC3339NANO.fullmatch(rule["ModifyTime"])
+    update = {k: v for k, v in rule.items() if k != "Hash"}  # api.ACLBindingRule has no Hash field
+    update["Description"] = "all logins"
+    updated = go_request(url, "PUT", f"/v1/acl/binding-rule/{rule['ID']}", auth, go_encode(update))
+    assert (updated.status, updated.json()["Description"]) == (200, "all logins")
+    got = go_request(url, "GET", f"/v1/acl/binding-rule/{rule['ID']}", auth)
+    assert got.json()["Description"] == "all logins" and got.headers["X-Nomad-KnownLeader"] == "true"
+    listed = go_request(url, "GET", "/v1/acl/binding-rules", auth)
+    assert [r["ID"] for r in listed.json()] == [rule["ID"]]
+    deleted = go_request(url, "DELETE", f"/v1/acl/binding-rule/{rule['ID']}", auth)
+    assert (deleted.status, deleted.body) == (200, b"") and int(deleted.headers["X-Nomad-Index"]) > 0
+
+
+def test_nomad_login_and_oidc_requests(nomad, schedpki):
+    """``ACLAuth().Login``, ``GetAuthURL`` and ``CompleteAuth`` (``ACLOIDC()`` embeds the same methods):
+    PUT with ``api.ACLLoginRequest``/``ACLOIDCAuthURLRequest``/``ACLOIDCCompleteAuthRequest`` bodies and
+    no token. Login and complete-auth answer ``X-Nomad-Index: 0`` (Nomad never fills it); auth-url has
+    no index header, which ``parseWriteMeta`` ignores (LastIndex 0)."""
+    url, _ = nomad
+    f = schedpki.factories.scheduler
+    f.jwt_auth_method("ci", builtin_idp=True)
+    f.oidc_auth_method("okta", builtin_idp=True)
+    f.binding_rule("ci", "management")
+    f.binding_rule("okta", "management")
+    login = go_request(url, "PUT", "/v1/acl/login", None,
+                       go_encode({"AuthMethodName": "ci", "LoginToken": schedpki.scheduler.jwt("ci", {})}))
+    assert (login.status, login.headers["X-Nomad-Index"]) == (200, "0")
+    token = login.json()
+    assert token["ExpirationTTL"] == "1h0m0s" and GO_DURATION.fullmatch(token["ExpirationTTL"])
+    assert RFC3339NANO.fullmatch(token["ExpirationTime"]) and token["Type"] == "management"
+    redirect = "http://localhost:4649/oidc/callback"
+    auth_url = go_request(url, "PUT", "/v1/acl/oidc/auth-url", None,
+                          go_encode({"AuthMethodName": "okta", "RedirectURI": redirect, "ClientNonce": "n"}))
+    assert auth_url.status == 200 and auth_url.headers["X-Nomad-Index"] is None
+    location = go_request(url, "GET", urlsplit(auth_url.json()["AuthURL"])._replace(scheme="", netloc="").geturl())
+    query = dict(p.split("=", 1) for p in urlsplit(location.headers["Location"]).query.split("&"))
+    done = go_request(url, "PUT", "/v1/acl/oidc/complete-auth", None, go_encode(
+        {"AuthMethodName": "okta", "ClientNonce": "n", "State": query["state"], "Code": query["code"], "Iss": "",
+         "RedirectURI": redirect}))
+    assert (done.status, done.headers["X-Nomad-Index"], done.json()["Name"]) == (200, "0", "OIDC-okta")
+
+
 def test_nomad_errors_are_plain_text(nomad):
     url, token = nomad
     r = go_request(url, "PUT", "/v1/acl/auth-method/other", {"X-Nomad-Token": token}, go_encode(GO_METHOD))

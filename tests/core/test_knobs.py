@@ -9,7 +9,7 @@ import requests
 
 from pytest_schedpki import Double
 from pytest_schedpki.faults import Fault
-from pytest_schedpki.tls import create_tls_material
+from pytest_schedpki.wire.tls import create_tls_material
 
 ROOT = {"X-Vault-Token": "root"}
 

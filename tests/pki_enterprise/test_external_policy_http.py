@@ -12,7 +12,7 @@ from ent_helpers import cert_of, cn_of, make_csr, simple_policy
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from pytest_schedpki.tls import create_tls_material
+from pytest_schedpki.wire.tls import create_tls_material
 
 
 def _configure(ent, url, **extra):

@@ -24,7 +24,7 @@ from robust_helpers import secrets_fingerprint
 
 from pytest_schedpki import Double
 from pytest_schedpki.factories import Factories
-from pytest_schedpki.tls import create_tls_material
+from pytest_schedpki.wire.tls import create_tls_material
 
 ROOT = "root-SECRET-7f3a"
 MGMT = "mgmt-SECRET-91c2"

@@ -120,7 +120,7 @@ def test_pretty_keeps_the_method_compact_and_indents_the_list(make_sched):
 
 
 def test_unknown_paths_are_bare_404s(sched):
-    for path in ("/v1/acl/auth-methods/", "/v1/acl/tokens", "/"):
+    for path in ("/v1/acl/auth-methods/", "/v1/jobs", "/"):
         r = sched.get(path)
         assert (r.status_code, r.content) == (404, b"")
         assert "Content-Type" not in r.headers

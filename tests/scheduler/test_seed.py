@@ -72,7 +72,7 @@ def test_seed_creates_tokens_and_methods(sched):
     ({"tokens": [{"type": "client", "secret_id": 5}]}, "scheduler.tokens[0].secret_id", "expected a string, got int"),
     ({"tokens": [{"type": "client", "expiration_time": "tomorrow"}]}, "scheduler.tokens[0].expiration_time",
      'parsing time "tomorrow" as "2006-01-02T15:04:05Z07:00": cannot parse "tomorrow" as "2006"'),
-    ({"methods": []}, "scheduler.methods", "unknown key; expected one of: tokens, auth_methods"),
+    ({"methods": []}, "scheduler.methods", "unknown key; expected one of: tokens, policies, roles, auth_methods, binding_rules, oidc_users"),
 ])
 def test_seed_errors_name_the_entry(sched, section, entry, problem):
     with pytest.raises(SeedError) as exc:

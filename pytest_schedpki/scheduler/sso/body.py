@@ -1,0 +1,142 @@
+"""Request bodies of the SSO endpoints, decoded like Go's ``json.NewDecoder(body).Decode(&struct)``.
+
+:func:`decode_struct` fills a plain dict from a JSON object for a flat Go struct described by
+``{FieldName: kind}``: keys match field names case-insensitively (Go's folding), the last duplicate
+wins, unknown keys are ignored, ``null`` leaves a field alone. Kinds: ``string``, ``bool``,
+``uint64``, ``strings`` (``[]string``), ``links`` (``[]*{Name}`` or ``[]*{ID, Name}``: a list of dicts
+of strings). A wrong JSON type raises :class:`BodyError` with Go's text ``json: cannot unmarshal
+<kind> into Go struct field <Struct>.<Field> of type <gotype>`` (the first one; decoding goes on
+like Go's and reports it at the end); a syntax error raises Go's scanner text (``EOF``,
+``unexpected EOF``, ``invalid character ...``). :func:`decode_body` turns a request into those
+values or the 400 answer; :func:`json_response` and :func:`empty_response` shape the 200s.
+"""
+
+from __future__ import annotations
+
+from werkzeug.wrappers import Request, Response
+
+from ...golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, kind_name
+from ..request import error, read_body
+
+_GOTYPES = {"string": "string", "bool": "bool", "uint64": "uint64", "strings": "[]string"}
+
+
+class BodyError(ValueError):
+    """The body cannot be decoded; ``str()`` is the upstream 400 text."""
+
+
+def _fold(key: str) -> str:
+    return "".join("K" if c == "\u212a" else "S" if c == "\u017f" else c.upper() if c.isascii() else c
+                   for c in key)
+
+
+def _scalar(node: object, kind: str):
+    """The Python value for ``node`` of ``kind``, or None when the JSON kind does not fit."""
+    if kind == "string" and isinstance(node, JStr):
+        return node.value
+    if kind == "bool" and isinstance(node, bool):
+        return node
+    if kind == "uint64" and isinstance(node, JNum) and node.raw.isdigit():
+        return int(node.raw)
+    return None
+
+
+def decode_struct(data: bytes, struct: str, spec: dict[str, str], link_type: str = "") -> dict:
+    """Decode ``data`` into ``{field: value}`` for the fields present (see the module doc).
+
+    ``struct`` names the Go struct for error texts (``ACLBindingRule``); ``link_type`` is the Go type
+    of ``links`` fields (``[]*structs.ACLRolePolicyLink``). A JSON ``null`` body gives ``{}``.
+    """
+    try:
+        node = decode_first_value(data)
+    except GoJSONError as exc:
+        raise BodyError(str(exc)) from None
+    if node is None:
+        return {}
+    if not isinstance(node, JObj):
+        raise BodyError(f"json: cannot unmarshal {kind_name(node)} into Go value of type structs.{struct}")
+    folded = {_fold(name): name for name in spec}
+    out: dict = {}
+    first_error: str | None = None
+
+    def error(value: object, name: str, gotype: str) -> None:
+        nonlocal first_error
+        if first_error is None:
+            first_error = (f"json: cannot unmarshal {kind_name(value)} into Go struct field {struct}.{name} "
+                           f"of type {gotype}")
+
+    for key, value in node.pairs:
+        name = folded.get(_fold(key))
+        if name is None or value is None:
+            continue
+        kind = spec[name]
+        if kind in _GOTYPES and kind != "strings":
+            got = _scalar(value, kind)
+            if got is None:
+                error(value, name, _GOTYPES[kind])
+            else:
+                out[name] = got
+        elif kind == "strings":
+            if not isinstance(value, JArr):
+                error(value, name, "[]string")
+                continue
+            items = []
+            for item in value.items:
+                if item is None:
+                    items.append("")
+                elif isinstance(item, JStr):
+                    items.append(item.value)
+                else:
+                    error(item, name, "string")
+            out[name] = items
+        else:  # links
+            if not isinstance(value, JArr):
+                error(value, name, link_type)
+                continue
+            links = []
+            for item in value.items:
+                if item is None:
+                    continue
+                if not isinstance(item, JObj):
+                    error(item, name, link_type.removeprefix("[]*").replace("structs.", "structs."))
+                    continue
+                link = {}
+                for k, v in item.pairs:
+                    field = {"NAME": "Name", "ID": "ID"}.get(_fold(k))
+                    if field and isinstance(v, JStr):
+                        link[field] = v.value
+                    elif field and v is not None:
+                        error(v, f"{name}.{field}", "string")
+                links.append(link)
+            out[name] = links
+    if first_error is not None:
+        raise BodyError(first_error)
+    return out
+
+
+def json_response(text: str, index: int | None, headers: dict | None = None) -> Response:
+    """A 200 JSON answer with ``X-Nomad-Index`` (when ``index`` is not None) and extra headers."""
+    hdrs = dict(headers or {})
+    if index is not None:
+        hdrs.setdefault("X-Nomad-Index", str(index))
+    return Response(text, status=200, content_type="application/json", headers=hdrs)
+
+
+def empty_response(index: int) -> Response:
+    """A 200 with no body and no Content-Type (Nomad's writes that reply nothing)."""
+    response = Response(b"", status=200, headers={"X-Nomad-Index": str(index)})
+    del response.headers["Content-Type"]
+    return response
+
+
+def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
+    """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
+    body = read_body(request)
+    if isinstance(body, Response):
+        return body
+    if body is None:
+        return error(400, "Request body is empty")
+    try:
+        return decode_struct(body, struct, spec, link_type)
+    except BodyError as exc:
+        return error(400, str(exc))

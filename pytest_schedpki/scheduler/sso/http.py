@@ -1,0 +1,76 @@
+"""HTTP routes of Nomad's SSO surface (``command/agent/acl_endpoint.go``), over the scheduler state.
+
+* ``/v1/acl/binding-rules`` (GET: list, management only), ``/v1/acl/binding-rule`` (PUT/POST:
+  create), ``/v1/acl/binding-rule/<id>`` (GET read, PUT/POST update, DELETE); an empty ID is
+  ``400 missing ACL binding rule ID`` before the method check, another method ``405 Invalid method``.
+  On update an empty body ID is filled from the path; a different one is
+  ``400 ACL binding rule ID does not match request path``.
+* Policies, roles, tokens and login: :mod:`.acl_http` (dispatched from here).
+
+Error bodies are plain text; successes JSON with ``X-Nomad-Index`` (reads also LastContact/KnownLeader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from werkzeug.wrappers import Request, Response
+
+from ..request import error, meta, parse_query, pretty, request_token
+from .acl_http import dispatch as acl_dispatch
+from .body import decode_body, empty_response, json_response
+from .rules import FIELDS, from_body, msgpack_json, rule_to_dict, stub_to_dict
+
+RULES_PATH = "/v1/acl/binding-rules"
+RULE_PATH = "/v1/acl/binding-rule"
+RULE_PREFIX = "/v1/acl/binding-rule/"
+
+
+def _rule_write(state, request: Request, rule_id: str) -> Response:
+    values = decode_body(request, "ACLBindingRule", FIELDS)
+    if isinstance(values, Response):
+        return values
+    rule = from_body(values)
+    if rule_id:
+        if not rule.ID:
+            rule = replace(rule, ID=rule_id)
+        if rule.ID != rule_id:
+            return error(400, "ACL binding rule ID does not match request path")
+    result = state.binding_rules.upsert(rule, request_token(request), check_token=True)
+    return json_response(msgpack_json(rule_to_dict(result.method), pretty(request)), result.index)
+
+
+def _rule_read(state, request: Request, rule_id: str | None) -> Response:
+    parsed = parse_query(request)
+    if isinstance(parsed, Response):
+        return parsed
+    region, index, wait_ns, stale = parsed
+    token = request_token(request)
+    if rule_id is None:
+        result = state.binding_rules.query_list(region, token, index, wait_ns, stale)
+        return json_response(msgpack_json([stub_to_dict(r) for r in result.value], pretty(request)), None,
+                             meta(result))
+    result = state.binding_rules.query_get(rule_id, region, token, index, wait_ns, stale)
+    if result.value is None:
+        return error(404, "ACL binding rule not found", meta(result))
+    return json_response(msgpack_json(rule_to_dict(result.value), pretty(request)), None, meta(result))
+
+
+def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
+    """Answer ``path`` if it is an SSO route, else None (the caller answers 404)."""
+    if path == RULES_PATH:
+        return _rule_read(state, request, None) if verb == "GET" else error(405, "Invalid method")
+    if path == RULE_PATH:
+        return _rule_write(state, request, "") if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path.startswith(RULE_PREFIX):
+        rule_id = path[len(RULE_PREFIX):]
+        if not rule_id:
+            return error(400, "missing ACL binding rule ID")
+        if verb == "GET":
+            return _rule_read(state, request, rule_id)
+        if verb == "DELETE":
+            return empty_response(state.binding_rules.delete(rule_id, request_token(request), check_token=True))
+        if verb in ("PUT", "POST"):
+            return _rule_write(state, request, rule_id)
+        return error(405, "Invalid method")
+    return acl_dispatch(state, request, path, verb)

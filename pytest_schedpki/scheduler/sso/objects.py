@@ -1,0 +1,132 @@
+"""ACL policies, roles and tokens as login needs them (Nomad's ``structs.ACLPolicy``, ``ACLRole``,
+``ACLToken``): records, validation, hashes and JSON (``reference §4, §9``).
+
+Policies keep ``Rules`` as the text given: the double does not parse Nomad's HCL policy language
+(``RulesJSON`` is always null; see docs/divergences.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ...golang.duration import format_duration
+from ...golang.time import GoTime
+from ..model import multierror_text
+from ..tokens import ACLToken
+
+VALID_NAME = re.compile(r"[a-zA-Z0-9-]{1,128}")
+POLICY_FIELDS = {"Name": "string", "Description": "string", "Rules": "string", "CreateIndex": "uint64",
+                 "ModifyIndex": "uint64"}
+ROLE_FIELDS = {"ID": "string", "Name": "string", "Description": "string", "Policies": "links",
+               "CreateIndex": "uint64", "ModifyIndex": "uint64"}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """An ACL policy: ``Rules`` is HCL text (stored, not interpreted); ``Hash`` BLAKE2b-256."""
+
+    Name: str = ""
+    Description: str = ""
+    Rules: str = ""
+    Hash: bytes | None = None
+    CreateIndex: int = 0
+    ModifyIndex: int = 0
+
+
+@dataclass(frozen=True)
+class Role:
+    """An ACL role: a UUID ``ID``, a unique ``Name`` and the names of its ``Policies``."""
+
+    ID: str = ""
+    Name: str = ""
+    Description: str = ""
+    Policies: tuple[str, ...] = ()
+    Hash: bytes | None = None
+    CreateIndex: int = 0
+    ModifyIndex: int = 0
+
+
+def _blake(*parts: str) -> bytes:
+    h = hashlib.blake2b(digest_size=32)
+    for part in parts:
+        h.update(part.encode("utf-8"))
+    return h.digest()
+
+
+def policy_hash(p: Policy) -> bytes:
+    """``ACLPolicy.SetHash`` over Name, Description and Rules."""
+    return _blake(p.Name, p.Description, p.Rules)
+
+
+def role_hash(r: Role) -> bytes:
+    """``ACLRole.SetHash`` over Name, Description and each policy link's name."""
+    return _blake(r.Name, r.Description, *r.Policies)
+
+
+def token_hash(t: ACLToken) -> bytes:
+    """``ACLToken.SetHash`` over Name, Type, the policies, Global and the role IDs."""
+    return _blake(t.Name, t.Type, *(t.Policies or ()), "true" if t.Global else "false", *(t.Roles or ()))
+
+
+def validate_policy(p: Policy) -> str | None:
+    """``ACLPolicy.Validate`` (name and description; rules are not parsed): multierror text or None."""
+    errors = []
+    if not VALID_NAME.fullmatch(p.Name):
+        errors.append(f"invalid name '{p.Name}'")
+    if len(p.Description.encode("utf-8")) > 256:
+        errors.append("description longer than 256")
+    return multierror_text(errors) if errors else None
+
+
+def validate_role(r: Role) -> str | None:
+    """``ACLRole.Validate``: multierror text or None."""
+    errors = []
+    if not VALID_NAME.fullmatch(r.Name):
+        errors.append(f"invalid name '{r.Name}'")
+    if len(r.Description.encode("utf-8")) > 256:
+        errors.append("description longer than 256")
+    if not r.Policies:
+        errors.append("at least one policy should be specified")
+    return multierror_text(errors) if errors else None
+
+
+def _b64(value: bytes | None) -> str | None:
+    return None if value is None else base64.b64encode(value).decode("ascii")
+
+
+def policy_to_dict(p: Policy, stub: bool = False) -> dict:
+    """``ACLPolicy`` (or with ``stub`` its list entry) as Nomad writes it."""
+    if stub:
+        return {"Name": p.Name, "Description": p.Description, "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex,
+                "ModifyIndex": p.ModifyIndex}
+    return {"Name": p.Name, "Description": p.Description, "Rules": p.Rules, "RulesJSON": None, "JobACL": None,
+            "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex, "ModifyIndex": p.ModifyIndex}
+
+
+def role_to_dict(r: Role) -> dict:
+    """``ACLRole`` (its list stub has the same keys) as Nomad writes it."""
+    return {"ID": r.ID, "Name": r.Name, "Description": r.Description,
+            "Policies": [{"Name": n} for n in r.Policies], "Hash": _b64(r.Hash),
+            "CreateIndex": r.CreateIndex, "ModifyIndex": r.ModifyIndex}
+
+
+def _time(value) -> str | None:
+    return None if value is None else GoTime.from_datetime(value).rfc3339nano()
+
+
+def token_to_dict(t: ACLToken, role_names: dict[str, str], stub: bool = False) -> dict:
+    """``ACLToken.MarshalJSON``: ExpirationTTL first (``""`` when 0), the SecretID included, role links
+    ``{"ID", "Name"}`` with the current role names (``role_names``: ID -> Name); with ``stub`` the
+    list entry (no SecretID, no ExpirationTTL)."""
+    roles = None if t.Roles is None else [{"ID": i, "Name": role_names.get(i, "")} for i in t.Roles]
+    body = {"ExpirationTTL": format_duration(t.ExpirationTTL) if t.ExpirationTTL else "",
+            "AccessorID": t.AccessorID, "SecretID": t.SecretID, "Name": t.Name, "Type": t.Type,
+            "Policies": None if t.Policies is None else list(t.Policies), "Roles": roles, "Global": t.Global,
+            "Hash": _b64(t.Hash), "CreateTime": _time(t.CreateTime), "ExpirationTime": _time(t.ExpirationTime),
+            "CreateIndex": t.CreateIndex, "ModifyIndex": t.ModifyIndex}
+    if stub:
+        del body["ExpirationTTL"], body["SecretID"]
+    return body

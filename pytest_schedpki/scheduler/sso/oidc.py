@@ -1,0 +1,285 @@
+"""``/v1/acl/oidc/auth-url`` and ``/v1/acl/oidc/complete-auth``: Nomad's ``ACL.OIDCAuthURL`` and
+``ACL.OIDCCompleteAuth`` (nomad/acl_endpoint.go) over hashicorp/cap ``oidc.Provider``
+(``reference §10``). Any OIDC provider works (the built-in one: :mod:`.idp`).
+
+The request cache is keyed by ClientNonce (6-minute entries, at most 1000; a request lives 60 s);
+it is stored before the provider step and consumed by complete-auth, whatever happens next. The
+discovery document is fetched on every call (Nomad caches the provider per method for 6 h).
+All times are the double's clock. Every failure raises SchedulerError with Nomad's status and text.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import json
+import secrets
+import ssl
+import urllib.error
+import urllib.request
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from ..model import SchedulerError, multierror_text
+from ..tokens import ACLToken
+from .jwt_validate import JWTError
+from .jwt_validate import _ssl_context as ssl_context
+from .login import check_ready, issue_token, method_for
+
+CACHE_TTL = datetime.timedelta(minutes=6)
+REQUEST_TTL = datetime.timedelta(seconds=60)
+CACHE_MAX = 1000
+AUTH_URL_FIELDS = {"AuthMethodName": "string", "RedirectURI": "string", "ClientNonce": "string"}
+COMPLETE_FIELDS = {"AuthMethodName": "string", "ClientNonce": "string", "State": "string", "Code": "string",
+                   "Iss": "string", "RedirectURI": "string"}
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+class OIDCRequests:
+    """The server's OIDC request cache (ClientNonce -> request), part of the scheduler state."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.reset()
+
+    def reset(self) -> None:
+        self.entries: dict[str, dict] = {}
+
+    def dump(self) -> dict:
+        return dict(self.entries)
+
+    def load(self, entries: dict) -> None:
+        self.entries = dict(entries)
+
+    def get_or_create(self, nonce: str, method, redirect: str) -> dict:
+        now = self.clock.now()
+        self.entries = {k: v for k, v in self.entries.items() if now - v["stored"] < CACHE_TTL}
+        if nonce in self.entries:
+            return self.entries[nonce]
+        if len(self.entries) >= CACHE_MAX:
+            raise SchedulerError(500, "error storing OIDC request: too many auth requests")
+        verifier = secrets.token_urlsafe(48)[:64] if method.Config.OIDCEnablePKCE else ""
+        entry = {"state": "st_" + secrets.token_urlsafe(15), "redirect": redirect, "created": now, "stored": now,
+                 "verifier": verifier}
+        self.entries[nonce] = entry
+        return entry
+
+
+def _fetch(url: str, context: ssl.SSLContext | None, data: bytes | None = None,
+           headers: dict | None = None) -> tuple[int, str, bytes]:
+    req = urllib.request.Request(url, data=data, headers=headers or {}, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, context=context, timeout=10) as resp:  # noqa: S310 - configured URLs
+            return resp.status, resp.reason, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.reason, exc.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise JWTError(f'Get "{url}": {getattr(exc, "reason", exc)}') from None
+
+
+def _provider(config) -> tuple[dict, ssl.SSLContext | None]:
+    """cap ``NewConfig`` + ``NewProvider``: the discovery document, or 500 ``failed to generate OIDC
+    provider: <err>``."""
+    prefix = "failed to generate OIDC provider: NewConfig: invalid provider config: Config.Validate: "
+    if not config.OIDCClientID:
+        raise SchedulerError(500, prefix + "client ID is empty: invalid parameter")
+    if not config.OIDCDiscoveryURL:
+        raise SchedulerError(500, prefix + "discovery URL is empty: invalid parameter")
+    try:
+        context = ssl_context("".join(config.DiscoveryCaPem or ()))
+    except JWTError:
+        raise SchedulerError(500, prefix + "invalid CA certificate") from None
+    issuer = config.OIDCDiscoveryURL
+    fail = "failed to generate OIDC provider: NewProvider: unable to create provider: "
+    try:
+        status, reason, body = _fetch(issuer.rstrip("/") + "/.well-known/openid-configuration", context)
+    except JWTError as exc:
+        raise SchedulerError(500, fail + str(exc)) from None
+    if status != 200:
+        raise SchedulerError(500, f"{fail}{status} {reason}: {body.decode('utf-8', 'replace')}")
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise SchedulerError(500, f"{fail}oidc: failed to decode provider discovery object: {exc}") from None
+    if not isinstance(doc, dict):
+        raise SchedulerError(500, f"{fail}oidc: failed to decode provider discovery object: not an object")
+    if doc.get("issuer") != issuer:
+        raise SchedulerError(500, f"{fail}oidc: issuer did not match the issuer returned by provider, expected "
+                                  f"{json.dumps(issuer)} got {json.dumps(doc.get('issuer', ''))}")
+    return doc, context
+
+
+def valid_redirect(uri: str, allowed) -> bool:
+    """cap ``Provider.validRedirect``: empty list = any; loopback hosts compare without the port."""
+    if not allowed:
+        return True
+    parts = urlsplit(uri)
+    if parts.hostname not in _LOOPBACK:
+        return uri in allowed
+
+    def portless(u: str) -> str:
+        p = urlsplit(u)
+        host = p.hostname or ""
+        return urlunsplit((p.scheme, f"[{host}]" if ":" in host else host, p.path, p.query, p.fragment))
+    return any(portless(uri) == portless(a) for a in allowed)
+
+
+def auth_url(state, method_name: str, redirect_uri: str, client_nonce: str) -> str:
+    """``ACL.OIDCAuthURL``: the provider's authorization URL for this login (see the module doc)."""
+    check_ready(state)
+    errors = [t for missing, t in ((not method_name, "missing auth method name"), (not client_nonce,
+              "missing client nonce"), (not redirect_uri, "missing redirect URI")) if missing]
+    if errors:
+        raise SchedulerError(400, "invalid OIDC auth-url request: " + multierror_text(errors))
+    method = method_for(state, method_name)
+    with state._lock:
+        request = state.oidc.get_or_create(client_nonce, method, redirect_uri)
+    config = method.Config
+    doc, _ = _provider(config)
+    if not valid_redirect(redirect_uri, config.AllowedRedirectURIs):
+        raise SchedulerError(500, "failed to generate auth URL: Provider.AuthURL: Provider.validRedirect: "
+                                  f"redirect URI {redirect_uri}: unauthorized redirect_uri")
+    scopes = list(config.OIDCScopes or ())
+    if "openid" not in scopes:
+        scopes.insert(0, "openid")
+    query = {"client_id": config.OIDCClientID, "nonce": client_nonce, "redirect_uri": redirect_uri,
+             "response_type": "code", "scope": " ".join(scopes), "state": request["state"]}
+    if request["verifier"]:
+        digest = hashlib.sha256(request["verifier"].encode()).digest()
+        query["code_challenge"] = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        query["code_challenge_method"] = "S256"
+    endpoint = doc.get("authorization_endpoint", "")
+    return endpoint + ("&" if "?" in endpoint else "?") + urlencode(sorted(query.items()))
+
+
+def _exchange_error(text: str) -> SchedulerError:
+    return SchedulerError(500, "failed to exchange token with provider: Provider.Exchange: " + text)
+
+
+def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now: float) -> dict:
+    import jwt
+
+    verify = "id_token failed verification: Provider.VerifyIDToken: "
+    try:
+        status, _, body = _fetch(doc.get("jwks_uri", ""), context)
+        keys = jwt.PyJWKSet.from_dict(json.loads(body)).keys if status == 200 else []
+        header = jwt.get_unverified_header(id_token)
+    except (JWTError, ValueError, TypeError, KeyError, AttributeError, RecursionError, jwt.PyJWTError):
+        raise _exchange_error(verify + "invalid id_token: oidc: malformed jwt: invalid jwks") from None
+    algs = list(config.SigningAlgs or ("RS256",))
+    payload = None
+    for key in keys:
+        if header.get("kid") and key.key_id and key.key_id != header.get("kid"):
+            continue
+        try:
+            payload = jwt.PyJWS().decode_complete(id_token, key=key.key, algorithms=algs)["payload"]
+            break
+        except (jwt.PyJWTError, TypeError, ValueError):
+            continue
+    if payload is None:
+        raise _exchange_error(verify + "invalid id_token: failed to verify signature: invalid signature")
+    try:
+        claims = json.loads(payload)
+    except (ValueError, RecursionError):
+        claims = None
+    if not isinstance(claims, dict):
+        raise _exchange_error(verify + "invalid id_token: oidc: failed to unmarshal claims")
+    if claims.get("iss") != doc.get("issuer"):
+        raise _exchange_error(verify + f"invalid id_token: oidc: id token issued by a different provider, expected "
+                                       f"{json.dumps(doc.get('issuer'))} got {json.dumps(claims.get('iss'))}: "
+                                       "invalid issuer")
+    if not isinstance(claims.get("exp"), (int, float)) or now > claims["exp"]:
+        raise _exchange_error(verify + "invalid id_token: oidc: token is expired: token is expired")
+    if isinstance(claims.get("nbf"), (int, float)) and claims["nbf"] > now + 300:
+        raise _exchange_error(verify + "invalid id_token: oidc: current time before the nbf (not before) time: "
+                                       "invalid not before")
+    if claims.get("nonce") != nonce:
+        raise _exchange_error(verify + "invalid id_token nonce: invalid nonce")
+    if isinstance(claims.get("iat"), (int, float)) and claims["iat"] > now + 60:
+        raise _exchange_error(verify + "invalid id_token: iat: invalid issued at (iat)")
+    if not claims.get("sub"):
+        raise _exchange_error(verify + "invalid id_token: sub: missing required claim")
+    aud = claims.get("aud")
+    auds = [aud] if isinstance(aud, str) else list(aud or [])
+    if not auds:
+        raise _exchange_error(verify + "invalid id_token: aud: missing required claim")
+    if config.BoundAudiences and not set(auds) & set(config.BoundAudiences):
+        raise _exchange_error(verify + "invalid id_token audiences: verifyAudiences: invalid id_token audiences: "
+                                       "invalid audience")
+    client = config.OIDCClientID
+    if len(auds) > 1 and client not in auds:
+        raise _exchange_error(verify + f"invalid id_token: multiple audiences ({auds}) and one of them is not equal "
+                                       f"client_id ({client}): invalid audience")
+    azp = claims.get("azp")
+    if azp and azp != client:
+        raise _exchange_error(verify + f"invalid id_token: authorized party ({azp}) is not equal client_id "
+                                       f"({client}): invalid authorized party (azp)")
+    return claims
+
+
+def complete_auth(state, values: dict) -> tuple[int, ACLToken]:
+    """``ACL.OIDCCompleteAuth``: exchange the code, verify the ID token, merge userinfo, bind and
+    create the token (``auth_method_type`` = ``OIDC``). Returns (raft index, token)."""
+    check_ready(state)
+    get = values.get
+    errors = [t for missing, t in ((not get("AuthMethodName"), "missing auth method name"),
+                                   (not get("ClientNonce"), "missing client nonce"), (not get("State"), "missing state"),
+                                   (not get("Code"), "missing code"), (not get("RedirectURI"), "missing redirect URI"))
+              if missing]
+    if errors:
+        raise SchedulerError(400, "invalid OIDC complete-auth request: " + multierror_text(errors))
+    method = method_for(state, get("AuthMethodName"))
+    config = method.Config
+    doc, context = _provider(config)
+    if doc.get("authorization_response_iss_parameter_supported") is True and get("Iss") != config.OIDCDiscoveryURL:
+        raise SchedulerError(500, "invalid or missing issuer parameter in callback")
+    with state._lock:
+        request = state.oidc.entries.pop(get("ClientNonce"), None)
+    if request is None:
+        raise SchedulerError(500, "no OIDC request found for client nonce")
+    if get("State") != request["state"]:
+        raise _exchange_error("authentication request state and authorization state are not equal: invalid parameter")
+    if not valid_redirect(request["redirect"], config.AllowedRedirectURIs):
+        raise _exchange_error(f"Provider.validRedirect: redirect URI {request['redirect']}: unauthorized redirect_uri")
+    now = state.clock.now()
+    if now > request["created"] + REQUEST_TTL:
+        raise _exchange_error("authentication request is expired: invalid parameter")
+    form = {"grant_type": "authorization_code", "code": get("Code"), "redirect_uri": request["redirect"]}
+    if request["verifier"]:
+        form["code_verifier"] = request["verifier"]
+    basic = base64.b64encode(f"{config.OIDCClientID}:{config.OIDCClientSecret}".encode()).decode()
+    try:
+        status, _, body = _fetch(doc.get("token_endpoint", ""), context, urlencode(form).encode(),
+                                 {"Authorization": "Basic " + basic,
+                                  "Content-Type": "application/x-www-form-urlencoded"})
+    except JWTError as exc:
+        raise _exchange_error(f"unable to exchange auth code with provider: {exc}") from None
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        answer = {}
+    if not isinstance(answer, dict):
+        answer = {}
+    if status != 200:
+        raise _exchange_error(f"unable to exchange auth code with provider: oauth2: {json.dumps(answer.get('error', ''))}")
+    if not answer.get("id_token"):
+        raise _exchange_error("id_token is missing from auth code exchange: id_token is missing")
+    claims = _verify_id_token(answer["id_token"], doc, context, config, get("ClientNonce"), now.timestamp())
+    access = answer.get("access_token", "")
+    if not access:
+        raise SchedulerError(500, "exchanged token is not valid; potentially expired or empty")
+    if not config.OIDCDisableUserInfo and doc.get("userinfo_endpoint"):
+        try:
+            code, _, info_body = _fetch(doc["userinfo_endpoint"], context, headers={"Authorization": "Bearer " + access})
+            info = json.loads(info_body) if code == 200 else None
+        except (JWTError, ValueError, RecursionError):
+            code, info = 0, None
+        if not isinstance(info, dict):
+            raise SchedulerError(500, "failed to retrieve the user info claims: Provider.UserInfo: provider UserInfo "
+                                      f"request failed: {code}")
+        if info.get("sub") != claims["sub"]:
+            raise SchedulerError(500, "failed to retrieve the user info claims: Provider.UserInfo: invalid subject")
+        if "iss" in info and info["iss"] != doc.get("issuer"):
+            raise SchedulerError(500, "failed to retrieve the user info claims: Provider.UserInfo: invalid issuer")
+        claims = {**claims, **{k: v for k, v in info.items() if k not in ("iss", "sub")}}
+    return issue_token(state, method, "OIDC", claims)
