@@ -14,7 +14,7 @@ from typing import Any
 from ..clock import Clock
 from .acl import Policy, default_policies
 from .auth.token.store import TokenStore, random_id, rfc3339_nano
-from .engines.registry import ENGINES
+from .engines.registry import ENGINES, MOUNT_NORMALISERS
 from .framework.engine import Engine
 from .framework.logical import user_error
 from .policy_parser import PolicyError, parse_policy
@@ -103,7 +103,8 @@ class SecretsService:
 
         Raises LogicalError 400: ``path is already in use at <p>/`` (also when one mount would nest
         in another), ``cannot mount "<p>/"`` for reserved prefixes, ``plugin not found in the
-        catalog: <type>`` for engine types the double does not implement (only ``pki``).
+        catalog: <type>`` for engine types the double does not implement (``pki``, ``kv``, ``kv-v2``);
+        ``nil backend of type "kv" returned from factory`` for a KV ``options.version`` other than 1 or 2.
         """
         norm = path.strip("/") + "/"
         if norm == "/":
@@ -117,6 +118,8 @@ class SecretsService:
             factories = ENGINES
             if type not in factories:
                 raise user_error(f"plugin not found in the catalog: {type}")
+            if type in MOUNT_NORMALISERS:
+                type, options = MOUNT_NORMALISERS[type](type, options)
             mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,
                           max_lease_ttl=max_lease_ttl, accessor=f"{type}_{uuid.uuid4().hex[:8]}",
                           uuid=str(uuid.uuid4()), options=dict(options or {}))
