@@ -3,7 +3,7 @@
 Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
-  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
+  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed`` (paths relative to
   the rootdir), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
@@ -22,6 +22,7 @@ import pytest
 
 from .double import Double
 from .handle import SchedpkiHandle
+from .secrets.seed import DEV_MOUNTS_SEED
 from .tls import create_tls_material
 
 
@@ -32,7 +33,8 @@ class Settings:
     CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
     pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
-    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys)."""
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys) and ``dev_mounts`` (ini ``schedpki_dev_mounts``:
+    mount ``secret/`` as KV version 2 first, as ``bao server -dev`` does)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -42,6 +44,7 @@ class Settings:
     enterprise: bool = False
     rsa_key_pool: int | None = None
     deterministic_keys: str | None = None
+    dev_mounts: bool = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +56,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
                   default="")
     parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
+    parser.addini("schedpki_dev_mounts", "mount secret/ as KV version 2, as `bao server -dev` does (default false)",
+                  type="bool", default=False)
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -79,6 +84,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         enterprise=pytestconfig.getini("schedpki_enterprise"),
         rsa_key_pool=_int_or_none(pytestconfig.getini("schedpki_rsa_key_pool"), "schedpki_rsa_key_pool"),
         deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
+        dev_mounts=pytestconfig.getini("schedpki_dev_mounts"),
     )
 
 
@@ -98,6 +104,8 @@ def schedpki_double(schedpki_settings: Settings):
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys)
     double.secrets.enterprise = schedpki_settings.enterprise
+    if schedpki_settings.dev_mounts:
+        double.seed(DEV_MOUNTS_SEED)
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None

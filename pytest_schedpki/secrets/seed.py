@@ -31,6 +31,13 @@ Schema (every key optional)::
               allowed_domains: [example.com]
               allow_subdomains: true
               max_ttl: 72h
+        - path: secret             # a KV mount: type kv (options.version 1 or 2) or kv-v2
+          type: kv
+          options: {version: 2}
+          description: key/value secret storage
+          secrets:                 # key -> value; on version 2 a list of values writes versions
+            app/config: {db_host: db.example.com, port: 5432}
+            app/history: [{v: 1}, {v: 2}]
 
 Each entry goes through the same handlers as the HTTP API with the root token, so a seed is
 validated exactly like a request; the first failure raises SeedError naming the file, the entry
@@ -46,7 +53,11 @@ from .framework.logical import LogicalError
 from .http import dispatch
 from .service import SecretsService
 
-_MOUNT_KEYS = {"path", "type", "description", "config", "urls", "issuers", "roles"}
+DEV_MOUNTS_SEED: dict[str, Any] = {"secrets": {"mounts": [
+    {"path": "secret", "type": "kv", "options": {"version": "2"}, "description": "key/value secret storage"}]}}
+"""The mounts ``bao server -dev`` creates besides sys/identity/cubbyhole: ``secret/`` as KV version 2."""
+
+_MOUNT_KEYS = {"path", "type", "description", "config", "options", "urls", "issuers", "roles", "secrets"}
 
 
 def _call(service: SecretsService, source: str, entry: str, operation: str, path: str, data: dict[str, Any]):
@@ -87,6 +98,23 @@ def _intermediate(service: SecretsService, source: str, entry: str, path: str, p
         _call(service, source, entry, "patch", f"{path}/issuer/{imported['imported_issuers'][0]}", {"issuer_name": name})
 
 
+def _kv_secrets(service: SecretsService, source: str, entry: str, path: str, secrets: Any) -> None:
+    """Write a KV mount's ``secrets`` (``{key: value}``; a list of values writes successive versions
+    on version 2) through the same handlers as ``bao kv put``."""
+    if not secrets:
+        return
+    versioned = getattr(service.mount(path).backend, "version", 1) == 2
+    for key, value in _mapping(secrets, source, f"{entry}.secrets").items():
+        kentry = f"{entry}.secrets.{key}"
+        values = value if isinstance(value, list) and versioned else [value]
+        for item in values:
+            item = dict(_mapping(item, source, kentry))
+            if versioned:
+                _call(service, source, kentry, "update", f"{path}/data/{key}", {"data": item})
+            else:
+                _call(service, source, kentry, "update", f"{path}/{key}", item)
+
+
 def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
     """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
     section = _mapping(section, source, "secrets")
@@ -109,8 +137,10 @@ def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> No
         if not isinstance(path, str) or not path.strip("/"):
             raise SeedError(source, f"{entry}.path", "required: the mount path, e.g. pki")
         path = path.strip("/")
-        _call(service, source, entry, "update", f"sys/mounts/{path}",
-              {"type": mount.get("type", "pki"), "description": mount.get("description", "")})
+        enable = {"type": mount.get("type", "pki"), "description": mount.get("description", "")}
+        if mount.get("options"):
+            enable["options"] = dict(_mapping(mount["options"], source, f"{entry}.options"))
+        _call(service, source, entry, "update", f"sys/mounts/{path}", enable)
         if mount.get("config"):
             _call(service, source, f"{entry}.config", "update", f"sys/mounts/{path}/tune",
                   dict(_mapping(mount["config"], source, f"{entry}.config")))
@@ -127,6 +157,7 @@ def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> No
                 _intermediate(service, source, ientry, path, params)
             else:
                 raise SeedError(source, f"{ientry}.type", f"expected root or intermediate, got {kind!r}")
+        _kv_secrets(service, source, entry, path, mount.get("secrets"))
         for j, role in enumerate(_list(mount.get("roles"), source, f"{entry}.roles")):
             rentry = f"{entry}.roles[{j}]"
             role = dict(_mapping(role, source, rentry))

@@ -14,6 +14,7 @@ endpoints to use. If using the OpenBao CLI, use 'bao kv <verb>' for this operati
 from __future__ import annotations
 
 import datetime
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,10 @@ class KvEvent:
     path: str
     version: int | None
     time: datetime.datetime
+    seq: int = 0  # order across mounts
+
+
+_SEQUENCE = itertools.count(1)
 
 
 def mount_version(options: dict[str, Any] | None) -> int:
@@ -94,7 +99,7 @@ class KvBackend:
 
     def journal_event(self, action: str, path: str, version: int | None) -> None:
         """Record what a request did to a key (read by ``schedpki.kv`` inspection helpers)."""
-        self.events.append(KvEvent(action, path, version, self.now()))
+        self.events.append(KvEvent(action, path, version, self.now(), next(_SEQUENCE)))
 
     def upgrade(self) -> None:
         """Version 1 -> 2 in place: every value becomes version 1 of its key (OpenBao's upgrade)."""
