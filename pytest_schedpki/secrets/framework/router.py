@@ -43,6 +43,7 @@ class LogicalRequest:
     token: Token | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    remote_addr: str = ""
 
 
 Handler = Callable[[LogicalRequest], LogicalResponse]
