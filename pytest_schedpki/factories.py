@@ -73,7 +73,8 @@ class SchedulerFactories:
 
 
 class SecretsFactories:
-    """``schedpki.factories.secrets``: PKI mounts, issuers, roles, KV mounts and secrets, tokens with policies."""
+    """``schedpki.factories.secrets``: PKI mounts, issuers, roles, KV mounts and secrets, AppRole
+    credentials, tokens with policies."""
 
     def __init__(self, service: SecretsService):
         self.service = service
@@ -170,6 +171,26 @@ class SecretsFactories:
             return self._call("update", f"{mount}/data/{path.strip('/')}", body).data
         self._call("update", f"{mount}/{path.strip('/')}", dict(data))
         return None
+
+
+    def approle(self, role: str = "app", mount: str = "approle", role_id: str | None = None,
+                secret_id: str | None = None, **fields: Any) -> dict[str, str]:
+        """Make AppRole credentials: enable the method at ``auth/<mount>`` when missing, write role
+        ``role`` (any ``role/:name`` field as keywords: ``token_policies``, ``token_ttl``,
+        ``secret_id_num_uses``, ...), set its ``role_id`` when given, and create a secret ID (the
+        given ``secret_id``, else a random one). Returns ``{"role_id", "secret_id",
+        "secret_id_accessor"}`` - what a service needs for ``auth/<mount>/login``."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.auth_mounts:
+            self._call("update", f"sys/auth/{mount}", {"type": "approle"})
+        base = f"auth/{mount}/role/{role}"
+        self._call("update", base, dict(fields))
+        if role_id:
+            self._call("update", f"{base}/role-id", {"role_id": role_id})
+        created = (self._call("update", f"{base}/custom-secret-id", {"secret_id": secret_id}) if secret_id
+                   else self._call("update", f"{base}/secret-id", {})).data
+        return {"role_id": self._call("read", f"{base}/role-id", {}).data["role_id"],
+                "secret_id": created["secret_id"], "secret_id_accessor": created["secret_id_accessor"]}
 
 
 class Factories:

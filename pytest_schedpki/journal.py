@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 SECRET_KEYS = {"private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle",
-               "token", "id", "SecretID"}  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
+               "token", "id", "SecretID", "secret_id"}  # token: wrap_info, lookup/unwrap bodies; id: a token's own
+# id; secret_id: AppRole's secret IDs (generated, custom, login and lookup bodies)
 TOO_DEEP = "<redacted: nested too deeply to check for secrets>"
 BODY_BUDGET = 32 * 1024 * 1024  # bytes of request and response bodies kept, newest entries first
 DROPPED = "<dropped: the journal keeps the bodies of its newest entries only>"
