@@ -38,6 +38,14 @@ Schema (every key optional)::
           secrets:                 # key -> value; on version 2 a list of values writes versions
             app/config: {db_host: db.example.com, port: 5432}
             app/history: [{v: 1}, {v: 2}]
+      auth:                        # auth methods (sys/auth/:path); AppRole is the one besides token
+        - path: approle            # required
+          type: approle            # default approle
+          roles:                   # role/:name parameters, plus a fixed role_id and secret IDs
+            - name: web
+              role_id: web-role-id
+              secret_ids: [web-secret-id]   # custom-secret-id; an entry may be a mapping of its parameters
+              token_policies: [default]
 
 Each entry goes through the same handlers as the HTTP API with the root token, so a seed is
 validated exactly like a request; the first failure raises SeedError naming the file, the entry
@@ -115,18 +123,49 @@ def _kv_secrets(service: SecretsService, source: str, entry: str, path: str, sec
                 _call(service, source, kentry, "update", f"{path}/{key}", item)
 
 
+def _auth_methods(service: SecretsService, source: str, methods: Any) -> None:
+    """Enable the ``auth`` entries and write their AppRole roles and secret IDs."""
+    for i, raw in enumerate(_list(methods, source, "secrets.auth")):
+        entry = f"secrets.auth[{i}]"
+        method = dict(_mapping(raw, source, entry))
+        unknown = set(method) - {"path", "type", "description", "config", "roles"}
+        if unknown:
+            raise SeedError(source, f"{entry}.{sorted(unknown)[0]}", "unknown key; expected config, description, path, roles or type")
+        path = str(method.get("path") or "").strip("/")
+        if not path:
+            raise SeedError(source, f"{entry}.path", "required: the auth mount path, e.g. approle")
+        _call(service, source, entry, "update", f"sys/auth/{path}",
+              {"type": method.get("type", "approle"), "description": method.get("description", "")})
+        if method.get("config"):
+            _call(service, source, f"{entry}.config", "update", f"sys/auth/{path}/tune",
+                  dict(_mapping(method["config"], source, f"{entry}.config")))
+        for j, role_raw in enumerate(_list(method.get("roles"), source, f"{entry}.roles")):
+            rentry = f"{entry}.roles[{j}]"
+            role = dict(_mapping(role_raw, source, rentry))
+            name = role.pop("name", None)
+            if not isinstance(name, str) or not name:
+                raise SeedError(source, f"{rentry}.name", "required: the role name")
+            secret_ids = _list(role.pop("secret_ids", None), source, f"{rentry}.secret_ids")
+            base = f"auth/{path}/role/{name}"
+            _call(service, source, rentry, "update", base, role)
+            for k, secret in enumerate(secret_ids):
+                params = dict(secret) if isinstance(secret, dict) else {"secret_id": str(secret)}
+                _call(service, source, f"{rentry}.secret_ids[{k}]", "update", f"{base}/custom-secret-id", params)
+
+
 def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
     """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
     section = _mapping(section, source, "secrets")
-    unknown = set(section) - {"policies", "tokens", "mounts"}
+    unknown = set(section) - {"policies", "tokens", "mounts", "auth"}
     if unknown:
-        raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected policies, tokens or mounts")
+        raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected policies, tokens, mounts or auth")
     for name, text in _mapping(section.get("policies") or {}, source, "secrets.policies").items():
         _call(service, source, f"secrets.policies.{name}", "update", f"sys/policies/acl/{name}", {"policy": text})
     for i, raw in enumerate(_list(section.get("tokens"), source, "secrets.tokens")):
         entry = f"secrets.tokens[{i}]"
         token = dict(_mapping(raw, source, entry))
         _call(service, source, entry, "update", "auth/token/create", token)
+    _auth_methods(service, source, section.get("auth"))
     for i, raw in enumerate(_list(section.get("mounts"), source, "secrets.mounts")):
         entry = f"secrets.mounts[{i}]"
         mount = _mapping(raw, source, entry)
