@@ -213,3 +213,41 @@ def test_tidy(approle):
     approle.send("POST", f"/v1/{a}/tidy/secret-id", json={}).same().expect(202, warnings=[
         "Tidy operation successfully started. Any information from the operation will be printed to OpenBao's "
         "server logs."])
+
+
+def test_more_role_and_secret_id_errors(approle):
+    a = f"auth/{approle.mount}"
+    approle.send("POST", f"/v1/{a}/role/Web", json={}).same().expect(204)
+    approle.send("LIST", f"/v1/{a}/role").same().expect(200, data={"keys": ["web"]})
+    approle.send("GET", f"/v1/{a}/role/WEB").same().expect(200)
+    approle.send("POST", f"/v1/{a}/role/nope/role-id", json={"role_id": "x"}).same().expect(
+        404, errors=["1 error occurred:\n\t* unsupported path\n\n"])
+    approle.send("POST", f"/v1/{a}/role/web/role-id", json={}).same().expect(400, errors=["missing role_id"])
+    approle.send("POST", f"/v1/{a}/role/web/secret-id/lookup", json={}).same().expect(400, errors=["missing secret_id"])
+    approle.send("POST", f"/v1/{a}/role/web/secret-id", json={"num_uses": -1}).same().expect(
+        400, errors=["num_uses cannot be negative"])
+    approle.send("POST", f"/v1/{a}/role/web/secret-id", json={"token_bound_cidrs": "bad"}).same().expect(
+        500, errors=["1 error occurred:\n\t* failed to validate token CIDR blocks: invalid CIDR address: bad\n\n"])
+    approle.send("POST", f"/v1/{a}/role/r9", json={"token_bound_cidrs": "bad"}).same().expect(400, errors=[
+        'error parsing address "bad": Unable to convert "bad" to an IPv4 or IPv6 address, or a UNIX Socket'])
+    approle.send("POST", f"/v1/{a}/role/nb", json={"bind_secret_id": False, "token_bound_cidrs": "127.0.0.1/32"}
+                 ).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/nb/secret-id", json={}).same().expect(
+        400, errors=["bind_secret_id is not set on the role"])
+    approle.send("POST", f"/v1/{a}/role/web", json={"role_id": "dup-check"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/other", json={"role_id": "dup-check"}).same().expect(
+        500, errors=["1 error occurred:\n\t* role_id already in use\n\n"])
+    approle.send("GET", f"/v1/{a}/role/other").same().expect(404)
+
+
+def test_disabling_the_method_revokes_login_tokens(approle):
+    a = f"auth/{approle.mount}"
+    approle.send("POST", f"/v1/{a}/role/web", json={}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/web/role-id", json={"role_id": "rid"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/web/custom-secret-id", json={"secret_id": "sid"}).same().expect(200)
+    ex = approle.send("POST", f"/v1/{a}/login", json={"role_id": "rid", "secret_id": "sid"}, token=None).same(
+        volatile=AUTH_VOLATILE).expect(200)
+    ex.capture("tok", lambda j: j["auth"]["client_token"])
+    approle.send("DELETE", f"/v1/sys/auth/{approle.mount}").same().expect(204)
+    approle.send("GET", "/v1/auth/token/lookup-self", token=lambda s: s.vars["tok"]).same().expect(
+        403, errors=["permission denied"])

@@ -199,3 +199,28 @@ def test_invalid_paths_and_trailing_slash(kv2):
     for path in ("data/", "metadata/"):
         kv2.send("POST", f"/v1/{m}/{path}", json={"data": {}}).same().expect(
             400, errors=["cannot write to a path ending in '/'"])
+
+
+@pytest.mark.parametrize(("config", "key", "writes"), [(0, 2, 4), (5, 2, 4), (2, 0, 4), (2, 5, 7), (3, 2, 5)])
+def test_max_versions_of_config_and_key(kv2, config, key, writes):
+    m = kv2.mount
+    if config:
+        kv2.send("POST", f"/v1/{m}/config", json={"max_versions": config}).same().expect(204)
+    if key:
+        kv2.send("POST", f"/v1/{m}/metadata/k", json={"max_versions": key}).same().expect(204)
+    for n in range(1, writes + 1):
+        kv2.send("POST", f"/v1/{m}/data/k", json={"data": {"v": n}}).same().expect(200, data={"version": n})
+    kv2.send("GET", f"/v1/{m}/metadata/k").same().expect(200)
+
+
+def test_destroyed_version_stays_destroyed(kv2):
+    m = kv2.mount
+    kv2.send("POST", f"/v1/{m}/data/j", json={"data": {"v": 1}}).same().expect(200)
+    kv2.send("GET", f"/v1/{m}/data/j", params={"version": "0"}).same().expect(200)
+    kv2.send("POST", f"/v1/{m}/data/j", json={"data": {"v": 1}, "options": "x"}).same().expect(400, errors=[
+        "error converting input for field \"options\": '' expected type 'map[string]interface {}', got "
+        "unconvertible type 'string'"])
+    for verb in ("destroy", "undelete", "delete"):
+        kv2.send("POST", f"/v1/{m}/{verb}/j", json={"versions": [1]}).same().expect(204)
+    kv2.send("GET", f"/v1/{m}/metadata/j").same().expect(200)
+    kv2.send("GET", f"/v1/{m}/data/j").same().expect(404, data={"data": None})

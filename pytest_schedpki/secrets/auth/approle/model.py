@@ -136,14 +136,20 @@ def parse_cidrs(value: Any) -> list[str]:
     return blocks
 
 
-def parse_token_cidrs(value: Any) -> list[str]:
-    """``token_bound_cidrs``: addresses or blocks (tokenutil); a bad one is 400."""
+def parse_token_cidrs(value: Any, on_secret_id: bool = False) -> list[str]:
+    """``token_bound_cidrs``: addresses or blocks. A bad one on a role is 400 ``error parsing address
+    "<x>": Unable to convert "<x>" to an IPv4 or IPv6 address, or a UNIX Socket`` (tokenutil's
+    sockaddr text); on a secret ID, 500 multierror ``failed to validate token CIDR blocks: invalid
+    CIDR address: <x>``."""
     blocks = comma_string_slice(value) if value not in (None, "") else []
     for block in blocks:
         try:
             ipaddress.ip_network(block, strict=False)
         except ValueError:
-            raise user_error(f'invalid "token_bound_cidrs": invalid CIDR address: {block}') from None
+            if on_secret_id:
+                raise internal_error(f"failed to validate token CIDR blocks: invalid CIDR address: {block}") from None
+            raise user_error(f'error parsing address "{block}": Unable to convert "{block}" to an IPv4 or IPv6 '
+                             "address, or a UNIX Socket") from None
     return blocks
 
 

@@ -9,8 +9,9 @@ sent fields. Errors, as OpenBao 2.7.2 answers them:
 * 500 multierror ``failed to validate CIDR blocks: invalid CIDR address: <x>`` (secret_id_bound_cidrs)
   and ``at least one constraint should be enabled on the role`` (``bind_secret_id`` false and no
   bound CIDRs);
-* reads of an unknown role: 404 ``{"errors":[]}``; ``role-id`` write for an unknown role: 400
-  ``role "<name>" does not exist``.
+* 500 multierror ``role_id already in use`` (another role has that ``role_id``);
+* reads of an unknown role: 404 ``{"errors":[]}``; ``role-id`` write for an unknown role: 404
+  multierror ``unsupported path`` (as the live server); without ``role_id``: 400 ``missing role_id``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ from pytest_schedpki.secrets.framework.fields import (
     STRING,
     Field,
 )
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, not_found, user_error
+from pytest_schedpki.secrets.framework.logical import (
+    LogicalResponse,
+    internal_error,
+    not_found,
+    unsupported_path,
+    user_error,
+)
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from .model import Role, parse_cidrs, parse_token_cidrs
@@ -99,6 +106,9 @@ def write_role(req: LogicalRequest) -> LogicalResponse:
         role.secret_id_bound_cidrs = parse_cidrs(req.raw.get("secret_id_bound_cidrs")) or None
     if not role.bind_secret_id and not role.secret_id_bound_cidrs and not role.token_bound_cidrs:
         raise internal_error("at least one constraint should be enabled on the role")
+    holder = state.role_by_id(role.role_id)
+    if holder is not None and holder.name != name:
+        raise internal_error("role_id already in use")
     state.roles[name] = role
     state.secret_ids.setdefault(name, {})
     return LogicalResponse(status=204)
@@ -119,7 +129,7 @@ def read_role_id(req: LogicalRequest) -> LogicalResponse:
 def write_role_id(req: LogicalRequest) -> LogicalResponse:
     role = _backend(req).state.roles.get(req.data.get("role_name").lower())
     if role is None:
-        raise user_error(f"role \"{req.data.get('role_name')}\" does not exist")
+        raise unsupported_path()
     if not req.data.get("role_id"):
         raise user_error("missing role_id")
     role.role_id = req.data.get("role_id")

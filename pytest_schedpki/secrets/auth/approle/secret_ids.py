@@ -3,11 +3,13 @@
 * ``role/:name/secret-id`` (generate; LIST: the accessors, 404 when none) and
   ``role/:name/custom-secret-id`` (the caller's ``secret_id``): ``metadata`` (a JSON object text
   or ``k=v,...``), ``cidr_list``, ``token_bound_cidrs``, ``num_uses`` and ``ttl`` (seconds or Go
-  duration; 0 = the role's). Errors: 404 ``role "<name>" does not exist``; 400 ``ttl cannot be
+  duration; 0 = the role's). Errors: 404 ``role "<name>" does not exist``; 400 ``bind_secret_id is
+  not set on the role``, ``ttl cannot be
   longer than the role's secret_id_ttl``, ``num_uses cannot be negative``, ``num_uses cannot be
   higher than the role's secret_id_num_uses``; 500 multierror for CIDRs outside the role's and
   ``failed to store secret_id: SecretID is already registered``;
-* ``secret-id/lookup`` (204 when unknown), ``secret-id/destroy`` (204);
+* ``secret-id/lookup`` (204 when unknown), ``secret-id/destroy`` (204); both 400 ``missing
+  secret_id`` without one;
   ``secret-id-accessor/lookup`` (404 with ``data.error`` when unknown), ``secret-id-accessor/destroy``
   (500 multierror when unknown);
 * ``tidy/secret-id``: removes expired secret IDs; 202 with OpenBao's warning.
@@ -58,6 +60,8 @@ def _go_list(items: list[str]) -> str:
 def _create(req: LogicalRequest, secret: str) -> LogicalResponse:
     backend = _backend(req)
     role = _role(req)
+    if not role.bind_secret_id:
+        raise user_error("bind_secret_id is not set on the role")
     ttl, num_uses = req.data.get("ttl"), req.data.get("num_uses")
     if role.secret_id_ttl and ttl > role.secret_id_ttl:
         raise user_error("ttl cannot be longer than the role's secret_id_ttl")
@@ -70,7 +74,7 @@ def _create(req: LogicalRequest, secret: str) -> LogicalResponse:
         raise internal_error("failed to verify subset relationship between CIDR blocks on the role "
                              f"{_go_list(role.secret_id_bound_cidrs)} and CIDR blocks on the secret ID "
                              f"{_go_list(cidrs)}: %!w(<nil>)")
-    token_cidrs = parse_token_cidrs(req.raw.get("token_bound_cidrs"))
+    token_cidrs = parse_token_cidrs(req.raw.get("token_bound_cidrs"), on_secret_id=True)
     metadata = parse_metadata(req.data.get("metadata"))
     state = backend.state
     if state.secret_in_use(secret):
@@ -106,8 +110,15 @@ def _live(req: LogicalRequest, entry: SecretId | None) -> SecretId | None:
     return entry if entry is not None and not entry.expired(_backend(req).now()) else None
 
 
+def _secret_id(req: LogicalRequest) -> str:
+    if not req.data.get("secret_id"):
+        raise user_error("missing secret_id")
+    return req.data.get("secret_id")
+
+
 def lookup(req: LogicalRequest) -> LogicalResponse:
     role = _role(req)
+    _secret_id(req)
     entry = _live(req, _backend(req).state.find_secret(role.name, req.data.get("secret_id")))
     if entry is None:
         return LogicalResponse(status=204)
@@ -116,6 +127,7 @@ def lookup(req: LogicalRequest) -> LogicalResponse:
 
 def destroy(req: LogicalRequest) -> LogicalResponse:
     role = _role(req)
+    _secret_id(req)
     state = _backend(req).state
     entry = state.find_secret(role.name, req.data.get("secret_id"))
     if entry is not None:

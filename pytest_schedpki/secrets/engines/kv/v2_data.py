@@ -39,11 +39,10 @@ def _backend(req: LogicalRequest) -> KvBackend:
 
 
 def max_versions(backend: KvBackend, meta: KeyMetadata) -> int:
-    """The versions a key keeps: the config's (10 when unset), lowered by the key's own setting."""
-    limit = backend.state.config.max_versions or DEFAULT_MAX_VERSIONS
-    if meta.max_versions and meta.max_versions < limit:
-        limit = meta.max_versions
-    return limit
+    """The versions a key keeps: the larger of the config's and the key's ``max_versions``, 10 when
+    both are 0 (measured on OpenBao 2.7.2: a key setting below the config's does not lower it)."""
+    limit = max(backend.state.config.max_versions, meta.max_versions)
+    return limit or DEFAULT_MAX_VERSIONS
 
 
 def delete_after(backend: KvBackend, meta: KeyMetadata) -> int:
