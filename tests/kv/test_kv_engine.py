@@ -139,3 +139,34 @@ def test_dev_mounts_option_mounts_secret_as_kv_v2(pytester):
 def test_without_the_option_there_is_no_secret_mount(schedpki):
     r = requests.get(f"{schedpki.secrets.url}/v1/sys/mounts/secret", headers=ROOT)
     assert (r.status_code, r.json()) == (400, {"errors": ["No secret engine mount at secret/"]})
+
+
+def test_baseline_survives_in_place_changes_of_later_requests():
+    """Snapshots share records with the live state: every change must go to a private copy, so a
+    reset brings back the seeded versions exactly (soft delete, destroy, metadata, config)."""
+    from pytest_schedpki import Double
+    from pytest_schedpki.secrets.http import dispatch
+
+    double = Double()
+    double.seed({"secrets": {"mounts": [{"path": "secret", "type": "kv-v2", "secrets": {"a": [{"v": 1}, {"v": 2}]}}],
+                             "auth": [{"path": "approle", "roles": [{"name": "web", "secret_ids": ["s"],
+                                                                     "secret_id_num_uses": 2}]}]}})
+    double.save_baseline()
+    service = double.secrets
+
+    def call(operation, path, data=None):
+        return dispatch(service, operation, path, data or {}, "root")
+
+    call("delete", "secret/data/a")
+    call("update", "secret/destroy/a", {"versions": [1]})
+    call("update", "secret/metadata/a", {"max_versions": 1, "custom_metadata": {"k": "v"}})
+    call("update", "secret/config", {"max_versions": 7})
+    role_id = call("read", "auth/approle/role/web/role-id").data["role_id"]
+    call("update", "auth/approle/login", {"role_id": role_id, "secret_id": "s"})
+    assert call("update", "auth/approle/role/web/secret-id/lookup", {"secret_id": "s"}).data["secret_id_num_uses"] == 1
+    double.reset()
+    assert call("read", "secret/data/a").data["data"] == {"v": 2}
+    meta = call("read", "secret/metadata/a").data
+    assert (meta["max_versions"], meta["custom_metadata"], meta["versions"]["1"]["destroyed"]) == (0, None, False)
+    assert call("read", "secret/config").data["max_versions"] == 0
+    assert call("update", "auth/approle/role/web/secret-id/lookup", {"secret_id": "s"}).data["secret_id_num_uses"] == 2

@@ -9,9 +9,8 @@ moving past it deletes the version exactly as time does on a real server.
 
 from __future__ import annotations
 
-import copy
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_schedpki.secrets.auth.token.store import rfc3339_nano
@@ -77,7 +76,13 @@ class KvConfig:
 
 @dataclass
 class KvState:
-    """Everything a KV mount stores: version-1 values and version-2 keys, metadata and config."""
+    """Everything a KV mount stores: version-1 values and version-2 keys, metadata and config.
+
+    Copies are cheap (the service snapshots a mount before every write): the dicts are copied, the
+    records in them are shared. Hence the rule of this engine: stored values (``v1``, ``data``) are
+    never changed in place (a write stores a new dict), and a key's metadata is changed only through
+    :meth:`editable`, which swaps in a private copy first; ``config`` is replaced, not changed.
+    """
 
     v1: dict[str, dict[str, Any]] = field(default_factory=dict)
     config: KvConfig = field(default_factory=KvConfig)
@@ -85,8 +90,20 @@ class KvState:
     data: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
     def copy(self) -> KvState:
-        """A deep copy (secrets are small JSON values)."""
-        return copy.deepcopy(self)
+        """A copy sharing the (never mutated) records; O(number of keys) dict copies."""
+        return KvState(v1=dict(self.v1), config=replace(self.config), metadata=dict(self.metadata),
+                       data=dict(self.data))
+
+    def editable(self, key: str) -> KeyMetadata | None:
+        """The metadata of ``key`` as a private copy (versions included), stored in place of the
+        shared one, or ``None`` when the key does not exist."""
+        meta = self.metadata.get(key)
+        if meta is None:
+            return None
+        mine = replace(meta, versions={n: replace(v) for n, v in meta.versions.items()},
+                       custom_metadata=dict(meta.custom_metadata) if meta.custom_metadata is not None else None)
+        self.metadata[key] = mine
+        return mine
 
 
 def list_children(keys: Any, prefix: str) -> list[str]:

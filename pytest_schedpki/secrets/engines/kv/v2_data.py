@@ -139,7 +139,7 @@ def write_data(req: LogicalRequest) -> LogicalResponse:
         raise user_error("no data provided")
     data = map_input("data", req.data.get("data"))
     options = _options(req)
-    meta = backend.state.metadata.get(key)
+    meta = backend.state.editable(key)
     check_cas(backend, meta, options)
     if meta is None:
         now = backend.now()
@@ -155,7 +155,7 @@ def patch_data(req: LogicalRequest) -> LogicalResponse:
         raise user_error("no data provided")
     patch = map_input("data", req.data.get("data"))
     options = _options(req)
-    meta = backend.state.metadata.get(key)
+    meta = backend.state.editable(key)
     if meta is None or meta.current_version not in meta.versions:
         raise no_body_404()
     check_cas(backend, meta, options)
@@ -169,7 +169,7 @@ def patch_data(req: LogicalRequest) -> LogicalResponse:
 
 def delete_data(req: LogicalRequest) -> LogicalResponse:
     backend = _backend(req)
-    meta = backend.state.metadata.get(req.data.get("path"))
+    meta = backend.state.editable(req.data.get("path"))
     if meta is not None:
         record = meta.versions.get(meta.current_version)
         now = backend.now()

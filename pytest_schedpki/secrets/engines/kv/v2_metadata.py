@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.secrets.framework.fields import (
@@ -51,7 +52,8 @@ def read_config(req: LogicalRequest) -> LogicalResponse:
 
 
 def write_config(req: LogicalRequest) -> LogicalResponse:
-    config = _backend(req).state.config
+    backend = _backend(req)
+    config = backend.state.config = replace(backend.state.config)
     if req.data.sent("max_versions"):
         config.max_versions = uint32(req.data.get("max_versions"))
     if req.data.sent("cas_required"):
@@ -119,7 +121,7 @@ def write_metadata(req: LogicalRequest) -> LogicalResponse:
     backend = _backend(req)
     key = req.data.get("path")
     now = backend.now()
-    meta = backend.state.metadata.get(key) or KeyMetadata(created=now, updated=now)
+    meta = backend.state.editable(key) or KeyMetadata(created=now, updated=now)
     _check_metadata_cas(backend, meta, req)
     raw = {name: req.raw.get(name) for name in ("max_versions", "cas_required", "delete_version_after")}
     if req.raw.get("custom_metadata") is not None:
@@ -134,7 +136,7 @@ def write_metadata(req: LogicalRequest) -> LogicalResponse:
 def patch_metadata(req: LogicalRequest) -> LogicalResponse:
     backend = _backend(req)
     key = req.data.get("path")
-    meta = backend.state.metadata.get(key)
+    meta = backend.state.editable(key)
     if meta is None:
         raise no_body_404()
     _check_metadata_cas(backend, meta, req)
@@ -183,7 +185,7 @@ def _versions(req: LogicalRequest, missing: str) -> list[int]:
 def _verb(req: LogicalRequest, missing: str, change) -> LogicalResponse:
     versions = _versions(req, missing)
     backend = _backend(req)
-    meta = backend.state.metadata.get(req.data.get("path"))
+    meta = backend.state.editable(req.data.get("path"))
     if meta is not None:
         now = backend.now()
         for number in versions:
