@@ -224,3 +224,40 @@ def test_destroyed_version_stays_destroyed(kv2):
         kv2.send("POST", f"/v1/{m}/{verb}/j", json={"versions": [1]}).same().expect(204)
     kv2.send("GET", f"/v1/{m}/metadata/j").same().expect(200)
     kv2.send("GET", f"/v1/{m}/data/j").same().expect(404, data={"data": None})
+
+
+def _limit(text):
+    return f"1 error occurred:\n\t* custom_metadata validation failed: {text}\n\n"
+
+
+@pytest.mark.parametrize(("custom", "error"), [
+    ({f"k{i}": "v" for i in range(65)}, _limit("payload must contain at most 64 keys, provided 65")),
+    ({"k" * 129: "v"}, _limit(f'length of key "{"k" * 129}" is 129 but must be 0 < len(key) <= 128')),
+    ({"k": "v" * 513}, _limit('length of value for key "k" is 513 but must be 0 < len(value) <= 512')),
+    ({"": "v"}, _limit('length of key "" is 0 but must be 0 < len(key) <= 128')),
+    ({"k": None}, _limit('length of value for key "k" is 0 but must be 0 < len(value) <= 512')),
+    ({"k": ["a"]}, "custom_metadata validation failed: '' expected type 'string', got unconvertible type "
+                   "'[]interface {}'"),
+])
+def test_custom_metadata_limits(kv2, custom, error):
+    kv2.send("POST", f"/v1/{kv2.mount}/metadata/cm", json={"custom_metadata": custom}).same().expect(400, errors=[error])
+    kv2.send("GET", f"/v1/{kv2.mount}/metadata/cm").same().expect(404)
+
+
+def test_metadata_and_data_conversions(kv2):
+    m = kv2.mount
+    kv2.send("POST", f"/v1/{m}/metadata/cv", json={"max_versions": "x"}).same().expect(400, errors=[
+        "error converting input for field \"max_versions\": '' cannot parse value as 'int': strconv.ParseInt: "
+        "invalid syntax"])
+    kv2.send("POST", f"/v1/{m}/metadata/cv", json={"cas_required": "x"}).same().expect(400, errors=[
+        "error converting input for field \"cas_required\": '' cannot parse value as 'bool': strconv.ParseBool: "
+        "invalid syntax"])
+    kv2.send("POST", f"/v1/{m}/metadata/cv", json={"custom_metadata": {"k": 1.5, "t": True}}).same().expect(204)
+    kv2.send("GET", f"/v1/{m}/metadata/cv").same().expect(200, data={"custom_metadata": {"k": "1.5", "t": "1"}})
+    kv2.send("POST", f"/v1/{m}/data/zz", json={"data": {"a": 1}, "options": {"cas": -1}}).same().expect(
+        400, errors=["check-and-set parameter did not match the current version"])
+    kv2.send("POST", f"/v1/{m}/data/zz", json={"data": {"a": 1}, "options": {"cas": "1.5"}}).same().expect(
+        400, errors=["error parsing check-and-set parameter"])
+    kv2.send("GET", f"/v1/{m}/subkeys/zz", params={"depth": "x"}).same().expect(400, errors=[
+        "Field validation failed: error converting input for field \"depth\": '' cannot parse value as 'int': "
+        "strconv.ParseInt: invalid syntax"])

@@ -17,10 +17,11 @@ from pytest_schedpki.secrets.framework.fields import (
     ConversionError,
     JsonNumber,
     _go_type_name,
+    convert,
     duration_seconds,
     to_string,
 )
-from pytest_schedpki.secrets.framework.logical import user_error
+from pytest_schedpki.secrets.framework.logical import LogicalError, multierror_text, user_error
 
 UINT32 = 1 << 32
 
@@ -54,9 +55,13 @@ def map_input(name: str, value: Any) -> dict[str, Any]:
     return plain(value)
 
 
-def string_map_input(name: str, value: Any) -> dict[str, str]:
-    """``custom_metadata``: a JSON object whose values become strings (numbers keep their text)."""
-    map_input(name, value)
+def custom_metadata_input(value: Any) -> dict[str, str]:
+    """``custom_metadata``: a JSON object whose values become strings (numbers keep their text,
+    booleans become ``"1"``/``"0"``, null ``""``), then the plugin's limits: at most 64 keys, keys of
+    1-128 and values of 1-512 bytes. Errors (400): the map conversion text, ``custom_metadata
+    validation failed: '' expected type 'string', got unconvertible type '<T>'``, or a multierror
+    of ``custom_metadata validation failed: ...`` lines."""
+    map_input("custom_metadata", value)
     if value is None:
         return {}
     out: dict[str, str] = {}
@@ -64,9 +69,30 @@ def string_map_input(name: str, value: Any) -> dict[str, str]:
         try:
             out[str(key)] = to_string(item)
         except ConversionError:
-            raise _conversion(name, f"'[{key}]' expected type 'string', got unconvertible type "
-                                    f"'{_go_type_name(item)}'") from None
+            raise user_error("custom_metadata validation failed: '' expected type 'string', got unconvertible type "
+                             f"'{_go_type_name(item)}'") from None
+    problems: list[str] = []
+    if len(out) > 64:
+        problems.append(f"payload must contain at most 64 keys, provided {len(out)}")
+    else:
+        for key, item in out.items():
+            if not 0 < len(key.encode()) <= 128:
+                problems.append(f'length of key "{key}" is {len(key.encode())} but must be 0 < len(key) <= 128')
+            if not 0 < len(item.encode()) <= 512:
+                problems.append(f'length of value for key "{key}" is {len(item.encode())} but must be '
+                                "0 < len(value) <= 512")
+    if problems:
+        raise LogicalError(400, [multierror_text(*(f"custom_metadata validation failed: {p}" for p in problems))])
     return out
+
+
+def typed_input(name: str, kind: str, value: Any) -> Any:
+    """A parameter the plugin converts itself (no ``Field validation failed:`` prefix):
+    ``error converting input for field "<name>": <mapstructure reason>`` (400)."""
+    try:
+        return convert(kind, value)
+    except ConversionError as exc:
+        raise _conversion(name, str(exc)) from None
 
 
 def duration_input(name: str, value: Any) -> int:

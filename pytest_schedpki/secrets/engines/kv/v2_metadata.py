@@ -25,13 +25,12 @@ from pytest_schedpki.secrets.framework.fields import (
     STRING,
     ConversionError,
     Field,
-    to_bool,
     to_int,
 )
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, not_found, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
-from .inputs import duration_input, go_duration, merge_patch, string_map_input, uint32
+from .inputs import custom_metadata_input, duration_input, go_duration, merge_patch, typed_input, uint32
 from .model import KeyMetadata, list_children, timestamp
 from .v2_data import key_exists, no_body_404
 
@@ -98,15 +97,16 @@ def list_metadata(req: LogicalRequest) -> LogicalResponse:
 
 
 def _apply(meta: KeyMetadata, values: dict[str, Any]) -> None:
-    """Set the metadata fields present in ``values`` (raw request values)."""
+    """Set the metadata fields present in ``values`` (raw request values, converted here with the
+    plugin's own texts)."""
     if values.get("max_versions") is not None:
-        meta.max_versions = uint32(to_int(values["max_versions"]))
+        meta.max_versions = uint32(typed_input("max_versions", INT, values["max_versions"]))
     if values.get("cas_required") is not None:
-        meta.cas_required = to_bool(values["cas_required"])
+        meta.cas_required = typed_input("cas_required", BOOL, values["cas_required"])
     if values.get("delete_version_after") is not None:
         meta.delete_version_after = duration_input("delete_version_after", values["delete_version_after"])
     if "custom_metadata" in values:
-        meta.custom_metadata = string_map_input("custom_metadata", values["custom_metadata"]) or None
+        meta.custom_metadata = custom_metadata_input(values["custom_metadata"]) or None
 
 
 def _check_metadata_cas(backend: KvBackend, meta: KeyMetadata, req: LogicalRequest) -> None:
@@ -225,8 +225,9 @@ def destroy_versions(req: LogicalRequest) -> LogicalResponse:
     return _verb(req, "no version number provided", _destroy)
 
 
-_METADATA_FIELDS = {"path": Field(STRING), "max_versions": Field(INT), "cas_required": Field(BOOL),
-                    "delete_version_after": Field(ANY), "custom_metadata": Field(ANY), "cas": Field(INT)}
+# read by the handlers themselves (their conversion errors carry no "Field validation failed:")
+_METADATA_FIELDS = {"path": Field(STRING), "max_versions": Field(ANY), "cas_required": Field(ANY),
+                    "delete_version_after": Field(ANY), "custom_metadata": Field(ANY), "cas": Field(ANY)}
 _VERSIONS_FIELDS = {"path": Field(STRING), "versions": Field(ANY)}
 
 
