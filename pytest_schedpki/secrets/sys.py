@@ -172,16 +172,15 @@ def _tune_options(mount, options: dict) -> str | None:
 
 
 def _ui_mount(req: LogicalRequest) -> LogicalResponse:
-    found = req.service.find_mount(req.data.get("path").strip("/"))
-    if found is None:
-        raise not_found()
+    """The mount serving a path, as ``sys/mounts/:path`` describes it plus its ``path`` (the CLI's
+    ``bao kv`` reads ``options.version`` here)."""
+    path = req.data.get("path").strip("/")
+    found = req.service.find_mount(path)
+    if found is None:  # what OpenBao answers even to the root token
+        raise LogicalError(403, ["preflight capability check returned 403, please ensure client's policies grant "
+                                 f'access to path "{path}/"'])
     mount = found[0]
-    return LogicalResponse(data={"path": mount.path, "type": mount.type, "options": mount.options or None,
-                                 "description": mount.description, "accessor": mount.accessor,
-                                 "config": mount.describe()["config"], "local": mount.local,
-                                 "seal_wrap": mount.seal_wrap, "external_entropy_access": False,
-                                 "uuid": mount.uuid, "plugin_version": "", "running_plugin_version": "",
-                                 "running_sha256": ""})
+    return LogicalResponse(data={**mount.describe(), "path": mount.path})
 
 
 _MOUNT_FIELDS = {

@@ -261,3 +261,11 @@ def test_metadata_and_data_conversions(kv2):
     kv2.send("GET", f"/v1/{m}/subkeys/zz", params={"depth": "x"}).same().expect(400, errors=[
         "Field validation failed: error converting input for field \"depth\": '' cannot parse value as 'int': "
         "strconv.ParseInt: invalid syntax"])
+
+
+def test_ui_mount_lookup_the_cli_uses(kv2):
+    kv2.send("GET", f"/v1/sys/internal/ui/mounts/{kv2.mount}/some/key").same(volatile=("uuid",)).expect(
+        200, data={"options": {"version": "2"}, "type": "kv", "path": f"{kv2.mount}/"})
+    kv2.send("GET", "/v1/sys/internal/ui/mounts/nope-not-mounted").same().expect(403, errors=[
+        "preflight capability check returned 403, please ensure client's policies grant access to path "
+        "\"nope-not-mounted/\""])
