@@ -156,15 +156,18 @@ class SecretsService:
                     max_lease_ttl: int = 0, options: dict | None = None) -> Mount:
         """Enable auth method ``type`` at ``auth/<path>`` (``sys/auth/:path``).
 
-        Raises LogicalError 400: ``path is already in use at <p>/`` (``token/`` included), ``plugin
-        not found in the catalog: <type>`` for a method the double does not implement (``approle``
-        is the one it has besides ``token``).
+        Raises LogicalError 400: ``path is already in use at <p>/`` (``token/`` included), ``token
+        credential backend cannot be instantiated`` (a second token method), ``plugin not found in
+        the catalog: <type>`` for a method the double does not implement (``approle`` is the one it
+        has besides ``token``).
         """
         norm = path.strip("/") + "/"
         with self.lock:
             for existing in [self.token_auth.path, *self.auth_mounts]:
                 if norm.startswith(existing) or existing.startswith(norm):
                     raise user_error(f"path is already in use at {existing}")
+            if type == "token":
+                raise user_error("token credential backend cannot be instantiated")
             if type not in AUTH_METHODS:
                 raise user_error(f"plugin not found in the catalog: {type}")
             mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,

@@ -4,10 +4,14 @@
 * ``GET sys/auth``: every method by path, the built-in ``token/`` first, in the shape of
   ``sys/mounts`` (data repeated at the top level) with ``config.token_type`` ``default-service``;
 * ``POST sys/auth/:path`` (``type`` required: 400 ``backend type must be specified as a string``;
-  400 ``plugin not found in the catalog: <type>``; 400 ``path is already in use at <p>/``), ``GET``
-  (one method), ``DELETE`` (204; revokes the tokens the method's logins created);
-* ``sys/auth/:path/tune``: read (effective TTLs in seconds) and write (``default_lease_ttl``,
-  ``max_lease_ttl``, ``description``).
+  400 ``plugin not found in the catalog: <type>``; 400 ``path is already in use at <p>/``; 400
+  ``token credential backend cannot be instantiated``), ``GET`` (one method; 400 ``No auth engine
+  at <p>/``), ``DELETE`` (204; revokes the tokens the method's logins created; 400 ``token
+  credential backend cannot be disabled`` for ``token/``);
+* ``sys/auth/:path/tune``: read (effective TTLs in seconds; 400 ``cannot fetch sysview for path
+  "auth/<p>/"``) and write (``default_lease_ttl``, ``max_lease_ttl``, ``description``; 400 ``tune of
+  path "auth/<p>/" failed: no mount entry found``; 400 ``backend max lease TTL of <n> would be less
+  than backend default lease TTL of <n>``).
 
 The paths are root-protected upstream (``auth/*`` needs ``sudo`` in a policy).
 """
@@ -19,7 +23,7 @@ from typing import Any
 from .framework.fields import ANY, BOOL, MAP, STRING, ConversionError, Field, duration_seconds
 from .framework.logical import LogicalResponse, user_error
 from .framework.router import LogicalRequest, Path, Router
-from .service import SYSTEM_DEFAULT_LEASE_TTL, Mount
+from .service import Mount
 
 
 def describe_auth(mount: Mount, builtin: bool = False) -> dict[str, Any]:
@@ -77,20 +81,22 @@ def _read(req: LogicalRequest) -> LogicalResponse:
 
 
 def _disable(req: LogicalRequest) -> LogicalResponse:
+    if req.data.get("path").strip("/") == "token":
+        raise user_error("token credential backend cannot be disabled")
     req.service.disable_auth(req.data.get("path"))
     return LogicalResponse(status=204)
 
 
-def _tune_target(req: LogicalRequest) -> Mount:
+def _tune_target(req: LogicalRequest, missing: str) -> Mount:
     path = req.data.get("path").strip("/") + "/"
     mount = req.service.token_auth if path == "token/" else req.service.auth_mounts.get(path)
     if mount is None:
-        raise user_error(f'cannot fetch sysview for path "auth/{path}"')
+        raise user_error(missing.format(path=f"auth/{path}"))
     return mount
 
 
 def _read_tune(req: LogicalRequest) -> LogicalResponse:
-    mount = _tune_target(req)
+    mount = _tune_target(req, 'cannot fetch sysview for path "{path}"')
     data = {"default_lease_ttl": mount.effective_default_ttl(), "description": mount.description,
             "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl(), "token_type": "default-service"}
     if mount.options:
@@ -99,15 +105,14 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
 
 
 def _write_tune(req: LogicalRequest) -> LogicalResponse:
-    mount = _tune_target(req)
+    mount = _tune_target(req, 'tune of path "{path}" failed: no mount entry found')
     default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
     if req.raw.get("default_lease_ttl") not in (None, ""):
         default_ttl = _seconds(req.raw["default_lease_ttl"])
     if req.raw.get("max_lease_ttl") not in (None, ""):
         max_ttl = _seconds(req.raw["max_lease_ttl"])
-    effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
-    if default_ttl and default_ttl > effective_max:
-        raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL "
+    if max_ttl and default_ttl > max_ttl:  # against the system max there is no check here (measured)
+        raise user_error(f"backend max lease TTL of {max_ttl} would be less than backend default lease TTL "
                          f"of {default_ttl}")
     mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
     if req.data.sent("description"):

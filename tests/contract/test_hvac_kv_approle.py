@@ -38,6 +38,7 @@ def approle(request, client):
     client.sys.disable_auth_method(path=name)
 
 
+@pytest.mark.filterwarnings("ignore:The raise_on_deleted_version parameter:DeprecationWarning")  # hvac's own patch()
 def test_kv_v2_methods(client, kv2):
     kv = client.secrets.kv.v2
     written = kv.create_or_update_secret("app/config", {"user": "svc", "port": 5432}, mount_point=kv2)

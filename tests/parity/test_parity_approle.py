@@ -251,3 +251,33 @@ def test_disabling_the_method_revokes_login_tokens(approle):
     approle.send("DELETE", f"/v1/sys/auth/{approle.mount}").same().expect(204)
     approle.send("GET", "/v1/auth/token/lookup-self", token=lambda s: s.vars["tok"]).same().expect(
         403, errors=["permission denied"])
+
+
+def test_sys_auth_token_method_and_errors(pair):
+    m = pair.mount
+    pair.send("DELETE", "/v1/sys/auth/token").same().expect(400, errors=["token credential backend cannot be disabled"])
+    pair.send("POST", f"/v1/sys/auth/{m}", json={"type": "token"}).same().expect(
+        400, errors=["token credential backend cannot be instantiated"])
+    pair.send("POST", "/v1/sys/auth/token", json={"type": "approle"}).same().expect(
+        400, errors=["path is already in use at token/"])
+    pair.send("GET", "/v1/sys/auth/token").same(volatile=("uuid",)).expect(200, data={"type": "token", "options": None})
+    pair.send("GET", "/v1/sys/auth/token/tune").same().expect(200)
+    pair.send("GET", f"/v1/sys/auth/{m}").same().expect(400, errors=[f"No auth engine at {m}/"])
+    pair.send("GET", f"/v1/sys/auth/{m}/tune").same().expect(400, errors=[f'cannot fetch sysview for path "auth/{m}/"'])
+    pair.send("POST", f"/v1/sys/auth/{m}/tune", json={"default_lease_ttl": "1h"}).same().expect(
+        400, errors=[f'tune of path "auth/{m}/" failed: no mount entry found'])
+
+
+def test_sys_auth_nested_path_and_tune_limits(pair):
+    m = pair.mount
+    try:
+        pair.send("POST", f"/v1/sys/auth/{m}/b", json={"type": "approle"}).same().expect(204)
+        pair.send("GET", f"/v1/sys/auth/{m}/b").same(volatile=("uuid",)).expect(200)
+        pair.send("POST", f"/v1/sys/auth/{m}/b/tune", json={"default_lease_ttl": "1000h"}).same().expect(204)
+        pair.send("POST", f"/v1/sys/auth/{m}/b/tune", json={"max_lease_ttl": "10m", "default_lease_ttl": "1h"}
+                  ).same().expect(400, errors=["backend max lease TTL of 600 would be less than backend default lease "
+                                               "TTL of 3600"])
+        pair.send("GET", f"/v1/sys/auth/{m}/b/tune").same().expect(200, data={"default_lease_ttl": 3600000})
+        pair.send("DELETE", f"/v1/sys/auth/{m}/b").same().expect(204)
+    finally:
+        pair.real.request("DELETE", f"/v1/sys/auth/{m}/b")
