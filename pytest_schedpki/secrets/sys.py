@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from .acl import has_mount_access
 from .framework.fields import (
     ANY,
     BOOL,
@@ -176,7 +177,9 @@ def _ui_mount(req: LogicalRequest) -> LogicalResponse:
     ``bao kv`` reads ``options.version`` here)."""
     path = req.data.get("path").strip("/")
     found = req.service.find_mount(path)
-    if found is None:  # what OpenBao answers even to the root token
+    # any valid token may ask; OpenBao answers 403 unless the token may use something in the mount
+    # (also to the root token for a path that is not mounted)
+    if found is None or not has_mount_access(req.service.policies, req.token, found[0].path):
         raise LogicalError(403, ["preflight capability check returned 403, please ensure client's policies grant "
                                  f'access to path "{path}/"'])
     mount = found[0]
@@ -247,7 +250,7 @@ SYS_ROUTER = Router([
     Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
-    Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
+    Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}, any_token=True),
 ])
 
 

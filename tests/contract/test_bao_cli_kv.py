@@ -88,6 +88,16 @@ def test_metadata_and_list(cli, kv):
     assert done.returncode == 2 and done.stderr == f"No value found at {kv}/metadata/team\n"
 
 
+def test_get_with_an_application_token(cli, kv, target):
+    cli.ok("kv", "put", f"{kv}/app/config", "password=s3cret")
+    cli.ok("policy", "write", f"{kv}-app", "-", stdin=f'path "{kv}/data/app/*" {{ capabilities = ["read"] }}\n')
+    token = json.loads(cli.ok("token", "create", "-format=json", f"-policy={kv}-app"))["auth"]["client_token"]
+    app = Cli(target[1], cli.env["HOME"], token=token)
+    assert app.ok("kv", "get", "-field=password", f"{kv}/app/config") == "s3cret"
+    done = app("kv", "put", f"{kv}/app/config", "password=x")
+    assert done.returncode == 2 and "* 1 error occurred:\n\t* permission denied\n" in done.stderr
+
+
 def test_kv_v1_put_get_list(cli, request):
     name = unique_mount("kv1_", request)
     cli.ok("secrets", "enable", f"-path={name}", "-version=1", "kv")

@@ -96,3 +96,9 @@ def test_acl_data_versus_metadata(pair):
     pair.send("GET", f"/v1/{m}/metadata/app/config", token=token).same().expect(403)
     pair.send("LIST", f"/v1/{m}/metadata/app", token=token).same().expect(200, data={"keys": ["config", "new"]})
     pair.send("DELETE", f"/v1/{m}/data/app/config", token=token).same().expect(403)
+    # what `bao kv get` asks first: any token with access somewhere in the mount may read the mount entry
+    pair.send("GET", f"/v1/sys/internal/ui/mounts/{m}/app/config", token=token).same(volatile=("uuid",)).expect(
+        200, data={"path": f"{m}/", "options": {"version": "2"}})
+    pair.send("GET", "/v1/sys/internal/ui/mounts/elsewhere", token=token).same().expect(403, errors=[
+        "preflight capability check returned 403, please ensure client's policies grant access to path \"elsewhere/\""])
+    pair.send("GET", f"/v1/sys/internal/ui/mounts/{m}", token=None).same().expect(403, errors=["permission denied"])
