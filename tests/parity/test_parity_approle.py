@@ -281,3 +281,48 @@ def test_sys_auth_nested_path_and_tune_limits(pair):
         pair.send("DELETE", f"/v1/sys/auth/{m}/b").same().expect(204)
     finally:
         pair.real.request("DELETE", f"/v1/sys/auth/{m}/b")
+
+
+FIELD_PATHS = ("policies", "token-policies", "secret-id-num-uses", "secret-id-ttl", "token-num-uses", "token-ttl",
+               "token-max-ttl", "bind-secret-id", "secret-id-bound-cidrs", "token-bound-cidrs", "period",
+               "token-period", "local-secret-ids", "token-explicit-max-ttl")
+
+
+def test_per_field_role_paths(approle):
+    a = f"auth/{approle.mount}/role"
+    approle.send("POST", f"/v1/{a}/pf", json={}).same().expect(204)
+    for field in FIELD_PATHS:
+        approle.send("GET", f"/v1/{a}/pf/{field}").same().expect()
+    approle.send("POST", f"/v1/{a}/pf/policies", json={"policies": "a,b"}).same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf/policies").same().expect(200, data={"policies": ["a", "b"]})
+    approle.send("POST", f"/v1/{a}/pf/policies", json={"token_policies": "c"}).same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf/policies").same().expect(200, data_keys=["token_policies"])
+    approle.send("DELETE", f"/v1/{a}/pf/policies").same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf/policies").same().expect(200, data={"token_policies": []})
+    approle.send("POST", f"/v1/{a}/pf/token-ttl", json={"token_ttl": "1h"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/pf/token-ttl", json={}).same().expect(400, errors=["missing token_ttl"])
+    approle.send("GET", f"/v1/{a}/pf/token-ttl").same().expect(200, data={"token_ttl": 3600})
+    approle.send("POST", f"/v1/{a}/pf/token-max-ttl", json={"token_max_ttl": "10m"}).same().expect(
+        400, errors=["token_max_ttl should be greater than or equal to token_ttl"])
+    approle.send("DELETE", f"/v1/{a}/pf/token-ttl").same().expect(204)
+    approle.send("POST", f"/v1/{a}/pf/token-max-ttl", json={"token_max_ttl": "10m"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/pf/token-ttl", json={"token_ttl": "1h"}).same().expect(
+        400, errors=["token_ttl should not be greater than token_max_ttl"])
+    approle.send("POST", f"/v1/{a}/pf/secret-id-num-uses", json={"secret_id_num_uses": -1}).same().expect(
+        400, errors=["secret_id_num_uses cannot be negative"])
+    approle.send("POST", f"/v1/{a}/pf/token-num-uses", json={"token_num_uses": -1}).same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf/token-num-uses").same().expect(200, data={"token_num_uses": -1})
+    approle.send("DELETE", f"/v1/{a}/pf/token-max-ttl").same().expect(204)
+    approle.send("POST", f"/v1/{a}/pf/secret-id-ttl", json={"secret_id_ttl": "1h"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/pf/period", json={"period": "1h"}).same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf/period").same().expect(200, data={"period": 3600, "token_period": 3600})
+    approle.send("POST", f"/v1/{a}/pf/secret-id-bound-cidrs", json={"secret_id_bound_cidrs": "10.0.0.0/8"}).same(
+        ).expect(204)
+    approle.send("POST", f"/v1/{a}/pf/token-bound-cidrs", json={"token_bound_cidrs": ["127.0.0.1/32"]}).same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf").same().expect(200)
+    for field in ("secret-id-bound-cidrs", "token-bound-cidrs", "period", "secret-id-ttl"):
+        approle.send("DELETE", f"/v1/{a}/pf/{field}").same().expect(204)
+    approle.send("GET", f"/v1/{a}/pf").same().expect(200)
+    approle.send("GET", f"/v1/{a}/nope/token-ttl").same().expect(404, errors=[])
+    approle.send("POST", f"/v1/{a}/nope/token-ttl", json={"token_ttl": "1h"}).same().expect(
+        404, errors=["1 error occurred:\n\t* unsupported path\n\n"])

@@ -2,6 +2,7 @@
 
 * ``model.py`` - roles and secret IDs, and how the method reads its parameters (CIDRs, metadata);
 * ``roles.py`` - ``role/:name`` (every field), ``role/:name/role-id``, ``LIST role``;
+* ``role_fields.py`` - the per-field paths ``role/:name/policies``, ``.../token-ttl``, ...;
 * ``secret_ids.py`` - ``secret-id`` (generate, LIST accessors), ``custom-secret-id``,
   ``secret-id/lookup|destroy``, ``secret-id-accessor/lookup|destroy``, ``tidy/secret-id``;
 * ``login.py`` - ``login``: the role ID, secret ID, number-of-uses and CIDR rules (on the request's

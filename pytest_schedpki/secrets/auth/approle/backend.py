@@ -9,7 +9,7 @@ from typing import Any
 from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
 from pytest_schedpki.secrets.framework.router import Router
 
-from . import login, roles, secret_ids
+from . import login, role_fields, roles, secret_ids
 from .model import ApproleState
 
 
@@ -24,7 +24,7 @@ class ApproleBackend:
         self.mount = mount
         self.state = ApproleState()
         self.entities: dict[str, str] = {}
-        self.router = Router([*login.paths(self), *secret_ids.paths(self), *roles.paths(self)])
+        self.router = Router([*login.paths(self), *secret_ids.paths(self), *role_fields.paths(self), *roles.paths(self)])
 
     def now(self) -> datetime.datetime:
         return self.service.clock.now()

@@ -82,24 +82,17 @@ def write_role(req: LogicalRequest) -> LogicalResponse:
             setattr(role, key, data.get(key))
     if data.sent("policies"):
         role.token_policies, role.legacy_policies = list(dict.fromkeys(data.get("policies"))), True
-    if data.sent("token_policies"):
-        role.token_policies = list(dict.fromkeys(data.get("token_policies")))
+    if data.sent("token_policies"):  # the new name wins and the deprecated one is no longer echoed
+        role.token_policies, role.legacy_policies = list(dict.fromkeys(data.get("token_policies"))), False
     if data.sent("period"):
         role.token_period, role.legacy_period = data.get("period"), True
     if data.sent("token_period"):
-        role.token_period = data.get("token_period")
+        role.token_period, role.legacy_period = data.get("token_period"), False
     if data.sent("token_type"):
         role.token_type = data.get("token_type").lower()
     if data.sent("role_id") and data.get("role_id"):
         role.role_id = data.get("role_id")
-    if role.secret_id_num_uses < 0:
-        raise user_error("secret_id_num_uses cannot be negative")
-    if role.token_num_uses < 0:
-        raise user_error("'token_num_uses' cannot be negative")
-    if role.token_type not in TOKEN_TYPES:
-        raise user_error(f"invalid 'token_type' value \"{role.token_type}\"")
-    if role.token_max_ttl and role.token_ttl > role.token_max_ttl:
-        raise user_error("'token_ttl' cannot be greater than 'token_max_ttl'")
+    check_limits(role)
     if data.sent("token_bound_cidrs"):
         role.token_bound_cidrs = parse_token_cidrs(req.raw.get("token_bound_cidrs"))
     if data.sent("secret_id_bound_cidrs"):
@@ -112,6 +105,18 @@ def write_role(req: LogicalRequest) -> LogicalResponse:
     state.roles[name] = role
     state.secret_ids.setdefault(name, {})
     return LogicalResponse(status=204)
+
+
+def check_limits(role: Role) -> None:
+    """The 400s of a role's numbers and token type (texts in the module docstring)."""
+    if role.secret_id_num_uses < 0:
+        raise user_error("secret_id_num_uses cannot be negative")
+    if role.token_num_uses < 0:
+        raise user_error("'token_num_uses' cannot be negative")
+    if role.token_type not in TOKEN_TYPES:
+        raise user_error(f"invalid 'token_type' value \"{role.token_type}\"")
+    if role.token_max_ttl and role.token_ttl > role.token_max_ttl:
+        raise user_error("'token_ttl' cannot be greater than 'token_max_ttl'")
 
 
 def delete_role(req: LogicalRequest) -> LogicalResponse:
