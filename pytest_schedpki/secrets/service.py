@@ -273,7 +273,7 @@ class SecretsService:
         with self.lock:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
             auth = [(replace(m, backend=None), m.backend.snapshot()) for m in self.auth_mounts.values()]
-            return {"mounts": mounts, "auth_mounts": auth, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
+            return {"mounts": mounts, "auth_mounts": auth, "token_auth": replace(self.token_auth), "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
                     "wrapped": dict(self.wrapped), "enterprise": self.enterprise}
 
     def restore(self, snapshot: Any) -> None:
@@ -282,6 +282,8 @@ class SecretsService:
             if snapshot is None:
                 self.mounts = {}
                 self.auth_mounts = {}
+                self.token_auth = replace(self.token_auth, default_lease_ttl=0, max_lease_ttl=0,
+                                          description="token based credentials")
                 self.tokens = TokenStore(self.root_token, self.clock.now())
                 self.policies = default_policies(self.clock.now())
                 self.wrapped = {}
@@ -302,6 +304,7 @@ class SecretsService:
                 mount.backend.restore(backend_snapshot)
                 auth_mounts[mount.path] = mount
             self.auth_mounts = auth_mounts
+            self.token_auth = replace(snapshot.get("token_auth", self.token_auth))
             self.tokens = snapshot["tokens"].copy()
             self.sealed = snapshot["sealed"]
             self.policies = dict(snapshot["policies"])

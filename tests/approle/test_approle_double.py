@@ -118,3 +118,13 @@ def test_journal_redacts_secret_ids(schedpki):
     generated = next(e for e in entries if e.path.endswith("/secret-id"))
     assert generated.response["data"]["secret_id"] == "<redacted>"
     assert "very-secret" not in repr(entries)
+
+
+def test_reset_restores_the_token_method_tuning(schedpki):
+    r = requests.post(f"{schedpki.secrets.url}/v1/sys/auth/token/tune", headers=ROOT, json={"default_lease_ttl": "1h"})
+    assert r.status_code == 204
+    assert requests.get(f"{schedpki.secrets.url}/v1/sys/auth/token/tune", headers=ROOT).json()["data"][
+        "default_lease_ttl"] == 3600
+    schedpki.double.reset()
+    assert requests.get(f"{schedpki.secrets.url}/v1/sys/auth/token/tune", headers=ROOT).json()["data"][
+        "default_lease_ttl"] == 768 * 3600
