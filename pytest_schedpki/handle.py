@@ -9,7 +9,7 @@ from typing import Any
 
 from .double import Double
 from .factories import Factories
-from .kv_inspection import KvInspector
+from .secrets.kv_inspection import KvInspector
 from .testing import CertificateInspector
 
 
@@ -40,7 +40,7 @@ class SchedpkiHandle:
       policies, tokens) creating state without HTTP (:mod:`pytest_schedpki.factories`);
     * ``certs``: issued certificates as records, ``assert_issued``/``assert_revoked``/
       ``assert_not_revoked``, ``crl()``, ``verify_chain()`` (:mod:`pytest_schedpki.testing`);
-    * ``kv``: what the test read from and wrote to KV mounts (:mod:`pytest_schedpki.kv_inspection`);
+    * ``kv``: what the test read from and wrote to KV mounts (:mod:`pytest_schedpki.secrets.kv_inspection`);
     * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
     * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
     * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);

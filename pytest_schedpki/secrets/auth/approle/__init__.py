@@ -10,5 +10,8 @@
 * ``backend.py`` - one mount's method: its state, routes and snapshots.
 
 Like an engine, the method sees the service only through what a request carries (the token store,
-the clock, the mount's TTLs); it never imports the service module.
+the clock, the mount's TTLs).
+
+May import: ``framework/``, ``golang/``. Never imports the service, ``http``, ``sys``, an engine or
+another auth method.
 """

@@ -21,7 +21,7 @@ import datetime
 import uuid
 from typing import TYPE_CHECKING
 
-from pytest_schedpki.secrets.auth.token.store import rfc3339_nano
+from pytest_schedpki.golang.time import GoTime
 from pytest_schedpki.secrets.framework.fields import COMMA_STRING_SLICE, DURATION, INT, STRING, Field
 from pytest_schedpki.secrets.framework.logical import (
     LogicalError,
@@ -40,6 +40,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TIDY_WARNING = ("Tidy operation successfully started. Any information from the operation will be printed to "
                 "OpenBao's server logs.")
+
+
+def _stamp(when: datetime.datetime) -> str:
+    return GoTime.from_datetime(when).rfc3339nano()
 
 
 def _backend(req: LogicalRequest) -> ApproleBackend:
@@ -122,7 +126,7 @@ def lookup(req: LogicalRequest) -> LogicalResponse:
     entry = _live(req, _backend(req).state.find_secret(role.name, req.data.get("secret_id")))
     if entry is None:
         return LogicalResponse(status=204)
-    return LogicalResponse(data=entry.describe(rfc3339_nano))
+    return LogicalResponse(data=entry.describe(_stamp))
 
 
 def destroy(req: LogicalRequest) -> LogicalResponse:
@@ -144,7 +148,7 @@ def accessor_lookup(req: LogicalRequest) -> LogicalResponse:
     entry = _live(req, _backend(req).state.secret_ids.get(role.name, {}).get(req.data.get("secret_id_accessor")))
     if entry is None:
         return LogicalResponse(data={"error": _missing_accessor(req)}, status=404)
-    return LogicalResponse(data=entry.describe(rfc3339_nano))
+    return LogicalResponse(data=entry.describe(_stamp))
 
 
 def accessor_destroy(req: LogicalRequest) -> LogicalResponse:

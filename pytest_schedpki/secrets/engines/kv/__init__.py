@@ -10,5 +10,8 @@
 * ``inputs.py`` - how the engine reads its parameters (the plugin's own conversion texts).
 
 The engine sees its host only as an :class:`~pytest_schedpki.secrets.framework.engine.EngineHost`
-(clock, lock); it never imports the service.
+(clock, lock) and its mount as a ``MountInfo``.
+
+May import: ``framework/``, ``golang/``. Never imports the service, ``http``, ``sys``, ``auth/`` or
+another engine.
 """

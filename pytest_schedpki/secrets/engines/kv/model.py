@@ -13,7 +13,7 @@ import datetime
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_schedpki.secrets.auth.token.store import rfc3339_nano
+from pytest_schedpki.golang.time import GoTime
 
 DEFAULT_MAX_VERSIONS = 10  # the engine's default when neither the key nor the config sets one
 UINT32 = 1 << 32
@@ -21,7 +21,7 @@ UINT32 = 1 << 32
 
 def timestamp(when: datetime.datetime | None) -> str:
     """RFC 3339 with nanoseconds as the engine prints times; ``""`` for "never"."""
-    return rfc3339_nano(when) if when is not None else ""
+    return GoTime.from_datetime(when).rfc3339nano() if when is not None else ""
 
 
 @dataclass

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .secrets.service import SecretsService
+    from .service import SecretsService
 
 
 @dataclass(frozen=True)
