@@ -105,7 +105,8 @@ class SchedulerFactories:
 
 
 class SecretsFactories:
-    """``schedpki.factories.secrets``: PKI mounts, issuers, roles and tokens with policies."""
+    """``schedpki.factories.secrets``: PKI mounts, issuers, roles, KV mounts and secrets, AppRole
+    credentials, tokens with policies."""
 
     def __init__(self, service: SecretsService):
         self.service = service
@@ -175,6 +176,53 @@ class SecretsFactories:
             names = list(policies)
         body = {"policies": names, "ttl": ttl, **params}
         return self._call("update", "auth/token/create", body).auth
+
+
+    def kv_mount(self, path: str = "secret", version: int = 2, description: str = "") -> dict[str, Any]:
+        """Enable a KV mount (``type: kv``, ``options.version`` 1 or 2) at ``path`` unless one is
+        there already. Returns the mount as ``GET /v1/sys/mounts/:path`` shows it."""
+        path = path.strip("/")
+        if path + "/" not in self.service.mounts:
+            self._call("update", f"sys/mounts/{path}", {"type": "kv", "options": {"version": str(version)},
+                                                       "description": description})
+        return self._call("read", f"sys/mounts/{path}", {}).data
+
+    def kv_secret(self, path: str, data: dict[str, Any], mount: str = "secret", cas: int | None = None) -> dict[str, Any] | None:
+        """Write ``data`` at ``path`` on KV mount ``mount`` (a version-2 ``secret/`` mount is created
+        when missing). Version 2: a new version, returns the write's ``data`` (``version``,
+        ``created_time``, ...); ``cas`` as ``options.cas``. Version 1: replaces the value, returns
+        ``None``. Errors are the API's LogicalError (e.g. 400 ``check-and-set parameter did not match
+        the current version``)."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.mounts:
+            self.kv_mount(mount)
+        if self.service.mount(mount).backend.version == 2:
+            body: dict[str, Any] = {"data": dict(data)}
+            if cas is not None:
+                body["options"] = {"cas": cas}
+            return self._call("update", f"{mount}/data/{path.strip('/')}", body).data
+        self._call("update", f"{mount}/{path.strip('/')}", dict(data))
+        return None
+
+
+    def approle(self, role: str = "app", mount: str = "approle", role_id: str | None = None,
+                secret_id: str | None = None, **fields: Any) -> dict[str, str]:
+        """Make AppRole credentials: enable the method at ``auth/<mount>`` when missing, write role
+        ``role`` (any ``role/:name`` field as keywords: ``token_policies``, ``token_ttl``,
+        ``secret_id_num_uses``, ...), set its ``role_id`` when given, and create a secret ID (the
+        given ``secret_id``, else a random one). Returns ``{"role_id", "secret_id",
+        "secret_id_accessor"}`` - what a service needs for ``auth/<mount>/login``."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.auth_mounts:
+            self._call("update", f"sys/auth/{mount}", {"type": "approle"})
+        base = f"auth/{mount}/role/{role}"
+        self._call("update", base, dict(fields))
+        if role_id:
+            self._call("update", f"{base}/role-id", {"role_id": role_id})
+        created = (self._call("update", f"{base}/custom-secret-id", {"secret_id": secret_id}) if secret_id
+                   else self._call("update", f"{base}/secret-id", {})).data
+        return {"role_id": self._call("read", f"{base}/role-id", {}).data["role_id"],
+                "secret_id": created["secret_id"], "secret_id_accessor": created["secret_id_accessor"]}
 
 
 class Factories:

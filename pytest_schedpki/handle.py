@@ -9,6 +9,7 @@ from typing import Any
 
 from .double import Double
 from .factories import Factories
+from .secrets.kv_inspection import KvInspector
 from .sso_testing import SchedulerHandle
 from .testing import CertificateInspector
 
@@ -43,6 +44,7 @@ class SchedpkiHandle:
       policies, tokens) creating state without HTTP (:mod:`pytest_schedpki.factories`);
     * ``certs``: issued certificates as records, ``assert_issued``/``assert_revoked``/
       ``assert_not_revoked``, ``crl()``, ``verify_chain()`` (:mod:`pytest_schedpki.testing`);
+    * ``kv``: what the test read from and wrote to KV mounts (:mod:`pytest_schedpki.secrets.kv_inspection`);
     * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
     * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
     * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);
@@ -58,6 +60,7 @@ class SchedpkiHandle:
         self.faults = double.faults
         self.factories = Factories(double.scheduler, double.secrets, double.scheduler_url)
         self.certs = CertificateInspector(double.secrets)
+        self.kv = KvInspector(double.secrets)
         tls = getattr(double, "tls", None)
         self.ca_path: str | None = tls.ca_path if tls else None
         self.ssl_context = tls.client_context() if tls else None

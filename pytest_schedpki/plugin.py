@@ -3,9 +3,10 @@
 Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
-  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
-  the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the journal bounds
-  ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and ``schedpki_control_token``;
+  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed``
+  (paths relative to the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the
+  journal bounds ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and
+  ``schedpki_control_token``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -23,8 +24,9 @@ import pytest
 
 from .double import Double
 from .handle import SchedpkiHandle
-from .wire.tls import create_tls_material
+from .secrets.seed import DEV_MOUNTS_SEED
 from .wire.connections import ListenerLimits
+from .wire.tls import create_tls_material
 
 
 @dataclass
@@ -34,13 +36,14 @@ class Settings:
     CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
     pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
-    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys); ``journal_max_entries``/``journal_max_bytes``
-    bound the request journal (``None``: ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000
-    entries and 16 MiB). ``limits`` sets the listeners' timeouts and
-    connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`; ``None``: header 10 s,
-    idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener). ``control_token``, when set,
-    is required in the ``X-Schedpki-Control-Token`` header by the control endpoints
-    (``/_schedpki/...``); ini option ``schedpki_control_token``."""
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys); ``dev_mounts`` (ini ``schedpki_dev_mounts``:
+    mount ``secret/`` as KV version 2 first, as ``bao server -dev`` does);
+    ``journal_max_entries``/``journal_max_bytes`` bound the request journal (``None``:
+    ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000 entries and 16 MiB). ``limits`` sets the
+    listeners' timeouts and connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`;
+    ``None``: header 10 s, idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener).
+    ``control_token``, when set, is required in the ``X-Schedpki-Control-Token`` header by the
+    control endpoints (``/_schedpki/...``); ini option ``schedpki_control_token``."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -54,6 +57,7 @@ class Settings:
     journal_max_bytes: int | None = None
     limits: ListenerLimits | None = None
     control_token: str | None = None
+    dev_mounts: bool = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,6 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_journal_max_bytes", "bytes the request journal keeps, metadata included (default 16 MiB)",
                   default="")
     parser.addini("schedpki_control_token", "token the control endpoints /_schedpki/... require (default: none)", default="")
+    parser.addini("schedpki_dev_mounts", "mount secret/ as KV version 2, as `bao server -dev` does (default false)",
+                  type="bool", default=False)
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
 
 
@@ -98,6 +104,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         journal_max_entries=_int_or_none(pytestconfig.getini("schedpki_journal_max_entries"), "schedpki_journal_max_entries"),
         journal_max_bytes=_int_or_none(pytestconfig.getini("schedpki_journal_max_bytes"), "schedpki_journal_max_bytes"),
         control_token=pytestconfig.getini("schedpki_control_token").strip() or None,
+        dev_mounts=pytestconfig.getini("schedpki_dev_mounts"),
     )
 
 
@@ -120,6 +127,8 @@ def schedpki_double(schedpki_settings: Settings):
                     journal_max_bytes=schedpki_settings.journal_max_bytes,
                     control_token=schedpki_settings.control_token)
     double.secrets.enterprise = schedpki_settings.enterprise
+    if schedpki_settings.dev_mounts:
+        double.seed(DEV_MOUNTS_SEED)
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None

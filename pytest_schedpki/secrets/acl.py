@@ -145,6 +145,25 @@ def capabilities(policies: list[Policy], path: str) -> set[str]:
     return {"deny"} if "deny" in caps else set(caps)
 
 
+def has_mount_access(policies_by_name: Mapping[str, Policy], token: Token, mount_path: str) -> bool:
+    """Whether ``token`` may use anything under ``mount_path`` (``"secret/"``): root, or a rule of one
+    of its policies, not only ``deny``, on a path inside the mount or a glob reaching into it
+    (OpenBao's ``ACL.HasMountAccess``, used by ``sys/internal/ui/mounts/:path``)."""
+    if token.is_root:
+        return True
+    for name in token.policies:
+        policy = policies_by_name.get(name)
+        if policy is None:
+            continue
+        for pattern, caps in policy.rules.items():
+            if not set(caps) - {"deny"}:
+                continue
+            literal = pattern.split("+", 1)[0].rstrip("*") if ("*" in pattern or "+" in pattern) else pattern
+            if literal.startswith(mount_path) or (literal != pattern and mount_path.startswith(literal)):
+                return True
+    return False
+
+
 def check_capability(policies_by_name: Mapping[str, Policy], token: Token, path: str, operation: str, sudo: bool) -> bool:
     """Whether ``token`` may run ``operation`` (read, list, update, create, delete, patch) on
     ``path``; ``policies_by_name`` are the service's stored policies; ``sudo`` says the path is

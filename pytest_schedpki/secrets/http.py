@@ -38,9 +38,10 @@ from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
+from .sys_auth import SYS_AUTH_ROUTER
 
-# the auth methods, by mount name under ``auth/``: the seam where AppRole and the others plug in.
-# The token method's paths are still defined in sys.py (next step: secrets/auth/token/paths.py).
+# the built-in token method, by mount name under ``auth/``; the other methods are mounts enabled
+# through ``sys/auth`` (service.auth_mounts). The token method's paths are still defined in sys.py.
 AUTH_METHODS: dict[str, Router] = {"token": TOKEN_ROUTER}
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -160,6 +161,8 @@ def request_token(request: Request) -> str | None:
 
 
 def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
+    if rel == "sys/auth" or rel.startswith("sys/auth/"):
+        return SYS_AUTH_ROUTER, rel[4:], None
     if rel == "sys" or rel.startswith("sys/"):
         return SYS_ROUTER, rel[4:], None
     if rel.startswith("auth/"):
@@ -167,6 +170,10 @@ def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
         router = AUTH_METHODS.get(method)
         if router is not None and slash:
             return router, inner, None
+        found_auth = service.find_auth_mount(rel[len("auth/"):])
+        if found_auth is not None:
+            return found_auth[0].backend.router, found_auth[1], found_auth[0]
+        return None, rel, None
     found = service.find_mount(rel)
     if found is None:
         return None, rel, None
@@ -201,7 +208,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      {k: v for k, v in request.headers.items()})
+                      {k: v for k, v in request.headers.items()}, remote_addr=request.remote_addr or "")
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
         return json_response({"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0,
@@ -210,12 +217,13 @@ def handle(service: SecretsService, request: Request) -> Response:
 
 
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
-             headers: dict[str, str] | None = None) -> LogicalResponse:
+             headers: dict[str, str] | None = None, remote_addr: str = "") -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
 
     ``operation`` is read/list/update/delete/patch; ``rel`` the path after ``/v1/`` (list paths
     get their trailing ``/`` here if missing); ``raw`` the request data. Returns the handler's
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
+    ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it).
     """
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
@@ -234,7 +242,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         if router is not None:
             with service.lock:
                 capability = router.capability_for(operation, inner, mount.backend if mount else None)
-        if not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
+        if router is not None and router.is_any_token(inner):
+            pass  # the handler checks the token's access itself
+        elif not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])
@@ -242,7 +252,8 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         raise user_error("cannot write to a path ending in '/'")
 
     def make_request(**kwargs) -> LogicalRequest:
-        return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}), **kwargs)
+        return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}),
+                              remote_addr=remote_addr, **kwargs)
 
     with service.lock:
         if mount is None or operation not in ("update", "patch", "delete"):

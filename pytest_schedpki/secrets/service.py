@@ -13,8 +13,9 @@ from typing import Any
 
 from ..clock import Clock
 from .acl import Policy, default_policies
+from .auth.registry import AUTH_METHODS
 from .auth.token.store import TokenStore, random_id, rfc3339_nano
-from .engines.registry import ENGINES
+from .engines.registry import ENGINES, MOUNT_NORMALISERS
 from .framework.engine import Engine
 from .framework.logical import user_error
 from .policy_parser import PolicyError, parse_policy
@@ -89,6 +90,9 @@ class SecretsService:
         self.root_token = root_token
         self.lock = threading.RLock()
         self.mounts: dict[str, Mount] = {}
+        self.auth_mounts: dict[str, Mount] = {}  # sys/auth mounts besides token/, by path ("approle/")
+        self.token_auth = Mount(path="token/", type="token", description="token based credentials",
+                                accessor=f"auth_token_{uuid.uuid4().hex[:8]}", uuid=str(uuid.uuid4()))
         self.tokens = TokenStore(root_token, clock.now())
         self.policies: dict[str, Policy] = default_policies(clock.now())
         self.wrapped: dict[str, Any] = {}
@@ -103,7 +107,8 @@ class SecretsService:
 
         Raises LogicalError 400: ``path is already in use at <p>/`` (also when one mount would nest
         in another), ``cannot mount "<p>/"`` for reserved prefixes, ``plugin not found in the
-        catalog: <type>`` for engine types the double does not implement (only ``pki``).
+        catalog: <type>`` for engine types the double does not implement (``pki``, ``kv``, ``kv-v2``);
+        ``nil backend of type "kv" returned from factory`` for a KV ``options.version`` other than 1 or 2.
         """
         norm = path.strip("/") + "/"
         if norm == "/":
@@ -117,6 +122,8 @@ class SecretsService:
             factories = ENGINES
             if type not in factories:
                 raise user_error(f"plugin not found in the catalog: {type}")
+            if type in MOUNT_NORMALISERS:
+                type, options = MOUNT_NORMALISERS[type](type, options)
             mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,
                           max_lease_ttl=max_lease_ttl, accessor=f"{type}_{uuid.uuid4().hex[:8]}",
                           uuid=str(uuid.uuid4()), options=dict(options or {}))
@@ -143,6 +150,49 @@ class SecretsService:
     def mount(self, path: str) -> Mount:
         """The mount at exactly ``path``; raises KeyError if there is none."""
         return self.mounts[path.strip("/") + "/"]
+
+    # -- auth methods ----------------------------------------------------------------------------------
+    def enable_auth(self, path: str, type: str, description: str = "", default_lease_ttl: int = 0,
+                    max_lease_ttl: int = 0, options: dict | None = None) -> Mount:
+        """Enable auth method ``type`` at ``auth/<path>`` (``sys/auth/:path``).
+
+        Raises LogicalError 400: ``path is already in use at <p>/`` (``token/`` included), ``token
+        credential backend cannot be instantiated`` (a second token method), ``plugin not found in
+        the catalog: <type>`` for a method the double does not implement (``approle`` is the one it
+        has besides ``token``).
+        """
+        norm = path.strip("/") + "/"
+        with self.lock:
+            for existing in [self.token_auth.path, *self.auth_mounts]:
+                if norm.startswith(existing) or existing.startswith(norm):
+                    raise user_error(f"path is already in use at {existing}")
+            if type == "token":
+                raise user_error("token credential backend cannot be instantiated")
+            if type not in AUTH_METHODS:
+                raise user_error(f"plugin not found in the catalog: {type}")
+            mount = Mount(path=norm, type=type, description=description, default_lease_ttl=default_lease_ttl,
+                          max_lease_ttl=max_lease_ttl, accessor=f"auth_{type}_{uuid.uuid4().hex[:8]}",
+                          uuid=str(uuid.uuid4()), options=dict(options or {}))
+            mount.backend = AUTH_METHODS[type](self, mount)
+            self.auth_mounts[norm] = mount
+            return mount
+
+    def disable_auth(self, path: str) -> None:
+        """Disable the auth method at ``auth/<path>`` and revoke the tokens its logins created
+        (unknown paths are a no-op, answered 204)."""
+        norm = path.strip("/") + "/"
+        with self.lock:
+            if self.auth_mounts.pop(norm, None) is not None:
+                prefix = f"auth/{norm}"
+                for token_id in [t.id for t in self.tokens.tokens.values() if t.path.startswith(prefix)]:
+                    self.tokens.tokens.pop(token_id, None)
+
+    def find_auth_mount(self, path: str) -> tuple[Mount, str] | None:
+        """The auth mount serving ``path`` (relative to ``auth/``) and the path inside it, or ``None``."""
+        for prefix, mount in sorted(self.auth_mounts.items(), key=lambda item: -len(item[0])):
+            if path.startswith(prefix) or path + "/" == prefix:
+                return mount, path[len(prefix):]
+        return None
 
     # -- tokens ------------------------------------------------------------------------------------
     def create_token(self, policies: list[str] | None = None, ttl: int = 0, display_name: str = "",
@@ -222,7 +272,8 @@ class SecretsService:
         """An opaque copy of all state; cheap (engines share immutable keys and certificates)."""
         with self.lock:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
-            return {"mounts": mounts, "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
+            auth = [(replace(m, backend=None), m.backend.snapshot()) for m in self.auth_mounts.values()]
+            return {"mounts": mounts, "auth_mounts": auth, "token_auth": replace(self.token_auth), "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
                     "wrapped": dict(self.wrapped), "enterprise": self.enterprise}
 
     def restore(self, snapshot: Any) -> None:
@@ -230,6 +281,9 @@ class SecretsService:
         with self.lock:
             if snapshot is None:
                 self.mounts = {}
+                self.auth_mounts = {}
+                self.token_auth = replace(self.token_auth, default_lease_ttl=0, max_lease_ttl=0,
+                                          description="token based credentials")
                 self.tokens = TokenStore(self.root_token, self.clock.now())
                 self.policies = default_policies(self.clock.now())
                 self.wrapped = {}
@@ -243,6 +297,14 @@ class SecretsService:
                 mount.backend.restore(backend_snapshot)
                 mounts[mount.path] = mount
             self.mounts = mounts
+            auth_mounts: dict[str, Mount] = {}
+            for record, backend_snapshot in snapshot.get("auth_mounts", []):
+                mount = replace(record, options=dict(record.options))
+                mount.backend = AUTH_METHODS[mount.type](self, mount)
+                mount.backend.restore(backend_snapshot)
+                auth_mounts[mount.path] = mount
+            self.auth_mounts = auth_mounts
+            self.token_auth = replace(snapshot.get("token_auth", self.token_auth))
             self.tokens = snapshot["tokens"].copy()
             self.sealed = snapshot["sealed"]
             self.policies = dict(snapshot["policies"])

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .acl import capabilities
+from .acl import capabilities, has_mount_access
 from .auth.token.store import TokenRuleError, display_name, plan_child
 from .framework.fields import (
     ANY,
@@ -109,6 +109,8 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
     mount = _tune_mount(req)
     data = {"default_lease_ttl": mount.effective_default_ttl(), "description": mount.description,
             "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl()}
+    if mount.options:
+        data["options"] = dict(mount.options)
     return LogicalResponse(data=data, extra_top=data)
 
 
@@ -127,23 +129,62 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
     effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
     if default_ttl and default_ttl > effective_max:
         raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
+    warning = _tune_options(mount, req.data.get("options")) if req.data.sent("options") else None
     mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
     if req.data.sent("description"):
         mount.description = req.data.get("description")
-    return LogicalResponse(status=204)
+    return LogicalResponse(warnings=[warning]) if warning else LogicalResponse(status=204)
+
+
+def _version_number(text) -> int:
+    try:
+        return int(str(text))
+    except ValueError:
+        return 0
+
+
+def _tune_options(mount, options: dict) -> str | None:
+    """Merge ``options`` into the mount's; a new ``version`` upgrades the engine (KV 1 -> 2).
+
+    As OpenBao's ``handleTuneWriteCommon``: 400 ``invalid version provided: <n>`` (not 1 or 2; text
+    that is no number counts as 0), 400 ``cannot downgrade mount from version <old>``; an accepted
+    change answers 200 with the warning ``Upgrading mount from version <old> to version 0. This
+    mount will be unavailable for a brief period and will resume service shortly.`` (sic: the live
+    server prints 0 as the new version). Returns that warning, or ``None``.
+    """
+    merged = dict(mount.options)
+    warning = None
+    for key, value in options.items():
+        merged[key] = value if key != "version" or value is None else str(value)
+    new = merged.get("version")
+    old = mount.options.get("version")
+    if "version" in options and new != old:
+        new_number, old_number = _version_number(new), _version_number(old or 0)
+        if new_number not in (1, 2):
+            raise user_error(f"invalid version provided: {new_number}")
+        if new_number < old_number:
+            raise user_error(f"cannot downgrade mount from version {old_number}")
+        warning = (f"Upgrading mount from version {old_number} to version 0. This mount will be unavailable "
+                   "for a brief period and will resume service shortly.")
+        upgrade = getattr(mount.backend, "upgrade", None)
+        if upgrade is not None and new_number == 2 and old_number < 2:
+            upgrade()
+    mount.options = merged
+    return warning
 
 
 def _ui_mount(req: LogicalRequest) -> LogicalResponse:
-    found = req.service.find_mount(req.data.get("path").strip("/"))
-    if found is None:
-        raise not_found()
+    """The mount serving a path, as ``sys/mounts/:path`` describes it plus its ``path`` (the CLI's
+    ``bao kv`` reads ``options.version`` here)."""
+    path = req.data.get("path").strip("/")
+    found = req.service.find_mount(path)
+    # any valid token may ask; OpenBao answers 403 unless the token may use something in the mount
+    # (also to the root token for a path that is not mounted)
+    if found is None or not has_mount_access(req.service.policies, req.token, found[0].path):
+        raise LogicalError(403, ["preflight capability check returned 403, please ensure client's policies grant "
+                                 f'access to path "{path}/"'])
     mount = found[0]
-    return LogicalResponse(data={"path": mount.path, "type": mount.type, "options": mount.options or None,
-                                 "description": mount.description, "accessor": mount.accessor,
-                                 "config": mount.describe()["config"], "local": mount.local,
-                                 "seal_wrap": mount.seal_wrap, "external_entropy_access": False,
-                                 "uuid": mount.uuid, "plugin_version": "", "running_plugin_version": "",
-                                 "running_sha256": ""})
+    return LogicalResponse(data={**mount.describe(), "path": mount.path})
 
 
 _MOUNT_FIELDS = {
@@ -210,7 +251,7 @@ SYS_ROUTER = Router([
     Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
-    Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
+    Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}, any_token=True),
 ])
 
 

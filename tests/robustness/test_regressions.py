@@ -20,9 +20,9 @@ from robust_helpers import secrets_fingerprint
 
 from pytest_schedpki import Double
 from pytest_schedpki.factories import Factories
-from pytest_schedpki.wire.tls import create_tls_material
 from pytest_schedpki.wire import middleware
 from pytest_schedpki.wire.server import ServiceServer
+from pytest_schedpki.wire.tls import create_tls_material
 
 V = {"X-Vault-Token": "root"}
 N = {"X-Nomad-Token": "root"}

@@ -1,7 +1,9 @@
-"""Auth methods, one sub-package each, mounted under ``auth/<name>/`` (``token/`` today; AppRole next).
+"""Auth methods, one sub-package each: the built-in ``token/`` (routed by ``secrets.http``) and the
+methods ``sys/auth/:path`` enables (``approle/``), made mountable by ``registry``.
 
-The HTTP layer finds a method's router in ``secrets.http.AUTH_METHODS``; a new method is a
-sub-package here plus one entry there.
+An enabled method is a mount of the service (``service.auth_mounts``) whose backend exposes a
+``router`` plus ``snapshot()``/``restore()``, like an engine; a new method is a sub-package here plus
+one entry in ``registry.AUTH_METHODS``.
 
 May import: ``framework/``, ``golang/``. Never imports the service, ``http``, ``sys`` or an engine.
 """

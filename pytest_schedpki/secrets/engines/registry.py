@@ -2,10 +2,12 @@
 
 The service looks engines up here and never imports an engine's package itself; an engine never
 imports the service (it receives an :class:`~pytest_schedpki.secrets.framework.engine.EngineHost`).
-A new engine (KV next) is one sub-package of ``secrets/engines/`` plus one line in :data:`ENGINES`.
+A new engine is one sub-package of ``secrets/engines/`` plus one line in :data:`ENGINES`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pytest_schedpki.secrets.framework.engine import Engine, EngineFactory, EngineHost, MountInfo
 
@@ -18,7 +20,23 @@ def _pki(host: EngineHost, mount: MountInfo) -> Engine:
     return PkiBackend(host, mount)
 
 
-ENGINES: dict[str, EngineFactory] = {"pki": _pki}
+def _kv(host: EngineHost, mount: MountInfo) -> Engine:
+    from .kv.backend import KvBackend
+
+    return KvBackend(host, mount)
+
+
+def _kv_mount(type: str, options: dict | None) -> tuple[str, dict]:
+    from .kv.backend import normalise_mount
+
+    return normalise_mount(type, options)
+
+
+ENGINES: dict[str, EngineFactory] = {"pki": _pki, "kv": _kv, "kv-v2": _kv}
+
+MOUNT_NORMALISERS: dict[str, Callable[[str, dict | None], tuple[str, dict]]] = {"kv": _kv_mount, "kv-v2": _kv_mount}
+"""``normalise(type, options) -> (type, options)``: how an engine type stores a new mount (``kv-v2``
+is stored as ``kv`` with ``options.version "2"``); raises LogicalError for options it refuses."""
 
 
 def register_engine(type: str, factory: EngineFactory) -> None:

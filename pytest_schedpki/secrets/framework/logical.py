@@ -94,7 +94,8 @@ class LogicalResponse:
 
     * ``data`` - the envelope's ``data`` (``None`` for a 204);
     * ``warnings`` - added warnings (the envelope shows ``null`` when empty);
-    * ``status`` - 200 by default; 204 sends an empty body; 202 blanks ``request_id``;
+    * ``status`` - 200 by default; 204 sends an empty body; 202 blanks ``request_id`` (unless
+      ``keeps_request_id``);
     * ``raw`` - ``(bytes, content_type)`` for non-JSON bodies (PEM, DER, CRL);
     * ``lease_id``/``lease_duration`` (seconds)/``auth`` for leased and auth responses;
     * ``extra_top`` - extra top-level keys (``sys/mounts/:path/tune`` repeats its data there).
@@ -109,6 +110,7 @@ class LogicalResponse:
     auth: dict[str, Any] | None = None
     extra_top: dict[str, Any] | None = None
     bare: bool = False  # the body is ``data`` itself, with no envelope (sys/health, sys/seal-status)
+    keeps_request_id: bool = False  # a 202 that still carries its request_id (AppRole's tidy)
 
     def add_warning(self, text: str) -> None:
         self.warnings.append(text)
@@ -123,7 +125,7 @@ class LogicalResponse:
         if self.bare:
             return json_response(self.data, self.status)
         envelope: dict[str, Any] = {
-            "request_id": "" if self.status == 202 else _request_id(),
+            "request_id": "" if self.status == 202 and not self.keeps_request_id else _request_id(),
             "lease_id": self.lease_id,
             "renewable": False,
             "lease_duration": self.lease_duration,

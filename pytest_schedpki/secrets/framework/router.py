@@ -43,6 +43,7 @@ class LogicalRequest:
     token: Token | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    remote_addr: str = ""
 
 
 Handler = Callable[[LogicalRequest], LogicalResponse]
@@ -92,7 +93,9 @@ def literal_prefix(pattern: str) -> str:
 class Path:
     """One route: ``pattern`` (anchored regex, named groups become fields), ``fields`` (schema),
     ``operations`` (``{operation: handler}``), ``unauthenticated`` (no token needed, as the engine's
-    ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``), ``existence`` (OpenBao's existence check:
+    ``PathsSpecial.Unauthenticated``), ``sudo`` (the root-protected paths that need ``sudo``), ``any_token``
+    (a valid token is needed but no policy: the handler itself checks the token's access, as
+    ``sys/internal/ui/mounts/:path`` does), ``existence`` (OpenBao's existence check:
     ``existence(mount_backend, captures) -> bool``; an update of a missing item needs ``create``).
 
     ``regex`` (the compiled, anchored pattern) is compiled on first use and may be replaced by an
@@ -104,6 +107,7 @@ class Path:
     unauthenticated: bool = False
     sudo: bool = False
     takes_arbitrary_input: bool = False
+    any_token: bool = False
     existence: Callable[[Any, dict[str, str]], bool] | None = None
 
     def __post_init__(self) -> None:
@@ -168,6 +172,11 @@ class Router:
             if found and found[0].existence is not None and not found[0].existence(backend, found[1]):
                 return "create"
         return operation
+
+    def is_any_token(self, path: str) -> bool:
+        """Whether ``path`` needs only a valid token (no ACL check before its handler)."""
+        found = self.match(path)
+        return bool(found and found[0].any_token)
 
     def is_sudo(self, path: str) -> bool:
         """Whether ``path`` needs the ``sudo`` capability."""
