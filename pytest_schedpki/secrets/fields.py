@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..godur import SECOND, GoDurationError, parse_duration
+from ..godur import SECOND, GoDurationError, go_quote, parse_duration
 from .wire import user_error
 
 STRING = "string"
@@ -159,10 +159,15 @@ def duration_seconds(value: Any, signed: bool = False) -> int:
     elif isinstance(value, str):
         if value == "":
             seconds = 0
-        elif re.fullmatch(r"[+-]?\d+", value):
+        elif re.fullmatch(r"[+-]?\d+", value) and -(2 ** 63) <= int(value) < 2 ** 63:
             seconds = int(value)
-        elif value.endswith("d") and re.fullmatch(r"[+-]?\d+", value[:-1] or "x"):
-            seconds = int(value[:-1]) * 86400
+        elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
+            days = value[:-1]
+            if not re.fullmatch(r"[+-]?\d+", days):
+                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
+            if not -(2 ** 63) <= int(days) < 2 ** 63:
+                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
+            seconds = int(days) * 86400
         else:
             try:
                 seconds = int(parse_duration(value) / SECOND)

@@ -202,6 +202,14 @@ def handle(service: SecretsService, request: Request) -> Response:
     return result.to_response()
 
 
+_SINGLE_MULTIERROR = re.compile(r"1 error occurred:\n\t\* (.*)\n\n", re.S)
+
+
+def _unwrap_multierror(text: str) -> str:
+    m = _SINGLE_MULTIERROR.fullmatch(text)
+    return m.group(1) if m else text
+
+
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
              headers: dict[str, str] | None = None) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
@@ -238,15 +246,20 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}), **kwargs)
 
     with service.lock:
-        if mount is None or operation not in ("update", "patch", "delete"):
-            result = router.handle(operation, inner, raw, make_request)
-        else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
-            saved = mount.backend.snapshot()
-            try:
+        try:
+            if mount is None or operation not in ("update", "patch", "delete"):
                 result = router.handle(operation, inner, raw, make_request)
-            except LogicalError:
-                mount.backend.restore(saved)
-                raise
+            else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
+                saved = mount.backend.snapshot()
+                try:
+                    result = router.handle(operation, inner, raw, make_request)
+                except LogicalError:
+                    mount.backend.restore(saved)
+                    raise
+        except LogicalError as exc:
+            if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped
+                exc.errors = [_unwrap_multierror(e) for e in exc.errors]
+            raise
     if result is None:
         raise LogicalError(404, [])
     return result

@@ -19,6 +19,18 @@ if TYPE_CHECKING:  # pragma: no cover
 PATH_MODULES = ("issuers", "keys", "ca_generate", "ca_import", "crl", "fetch", "roles", "issue", "sign_intermediate", "sign_self_issued", "sign_verbatim", "certs", "revoke", "cert_metadata", "external_policy", "tidy", "issuer_revoke")
 
 
+#: OpenBao's ``PathsSpecial.Unauthenticated`` of the PKI engine (builtin/logical/pki/backend.go):
+#: no token needed, and errors answered unwrapped (the router treats them as login paths)
+UNAUTHENTICATED = (
+    "cert/*", "ca/pem", "ca_chain", "ca", "crl/delta", "crl/delta/pem", "crl/pem", "crl", "issuer/+/crl/der",
+    "issuer/+/crl/pem", "issuer/+/crl", "issuer/+/crl/delta/der", "issuer/+/crl/delta/pem", "issuer/+/crl/delta",
+    "issuer/+/unified-crl/der", "issuer/+/unified-crl/pem", "issuer/+/unified-crl",
+    "issuer/+/unified-crl/delta/der", "issuer/+/unified-crl/delta/pem", "issuer/+/unified-crl/delta",
+    "issuer/+/pem", "issuer/+/der", "issuer/+/json", "issuers/", "ocsp", "ocsp/*", "unified-crl",
+    "unified-crl/pem", "unified-crl/delta", "unified-crl/delta/pem", "unified-ocsp", "unified-ocsp/*",
+)
+
+
 class PkiBackend:
     """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
 
@@ -33,7 +45,7 @@ class PkiBackend:
         paths = []
         for name in PATH_MODULES:
             paths.extend(importlib.import_module(f"{__package__}.{name}").paths(self))
-        self.router = Router(paths)
+        self.router = Router(paths, UNAUTHENTICATED)
 
     def now(self):
         """The double's clock (aware UTC datetime)."""

@@ -17,6 +17,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from ..wire import user_error
 from . import x509 as pkix
 from .policy import UID_OID, LeafNames, PolicyError, resolve_names, resolve_user_ids
 from .validity import ValidityRequest, backdated_not_before, check_order, leaf_not_after, leaf_not_before
@@ -155,6 +156,8 @@ def build_leaf(*, role: Any, request: LeafRequest, issuer: SigningIssuer, now: d
         if explicit_not_before is not None:
             not_before = explicit_not_before
         check_order(not_before, not_after)
+        if role.key_type == "any":  # an `any` role asked for key_type `any`: certutil.GeneratePrivateKey
+            raise user_error("unknown key type: any")
         private_key, _, _ = pkix.generate_key(role.key_type, role.key_bits)
         public_key = private_key.public_key()
     else:
