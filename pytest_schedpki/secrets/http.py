@@ -35,6 +35,7 @@ from .wire import (
     LogicalResponse,
     internal_error,
     json_response,
+    multierror_inner,
     permission_denied,
     user_error,
 )
@@ -202,14 +203,6 @@ def handle(service: SecretsService, request: Request) -> Response:
     return result.to_response()
 
 
-_SINGLE_MULTIERROR = re.compile(r"1 error occurred:\n\t\* (.*)\n\n", re.S)
-
-
-def _unwrap_multierror(text: str) -> str:
-    m = _SINGLE_MULTIERROR.fullmatch(text)
-    return m.group(1) if m else text
-
-
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
              headers: dict[str, str] | None = None) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
@@ -258,7 +251,7 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
                     raise
         except LogicalError as exc:
             if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped
-                exc.errors = [_unwrap_multierror(e) for e in exc.errors]
+                exc.errors = [multierror_inner(e) for e in exc.errors]
             raise
     if result is None:
         raise LogicalError(404, [])

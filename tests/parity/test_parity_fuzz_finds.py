@@ -29,6 +29,12 @@ def roles(pki):
 
 
 @pytest.fixture(scope="module")
+def ec_csr():
+    """A plain EC P-256 CSR (CN a.example.com)."""
+    return h.make_csr(h.ec_key(), "a.example.com")
+
+
+@pytest.fixture(scope="module")
 def k1_csr():
     """A CSR with a secp256k1 key (a curve Go's x509 refuses)."""
     return h.make_csr(ec.generate_private_key(ec.SECP256K1()), "k1.example.com")
@@ -118,3 +124,97 @@ def test_authenticated_paths_still_wrap_unsupported_operation(pki):
 def test_duration_texts_follow_parse_duration_second(roles, ttl, reason):
     roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", "ttl": ttl}).same().expect(
         400, errors=[f'Field validation failed: error converting input for field "ttl": {reason}'])
+
+
+# ----------------------------------------------------------------------------------- 7. other_sans OIDs
+
+@pytest.mark.parametrize("role, other, reason", [
+    ("any", ";UTF8:x", 'strconv.Atoi: parsing "": invalid syntax'),
+    ("strict", ";UTF8:x", 'strconv.Atoi: parsing "": invalid syntax'),  # an empty OID is not refused by the role
+    ("any", "1.2.x;UTF8:x", 'strconv.Atoi: parsing "x": invalid syntax'),
+    ("any", "1.2.99999999999999999999;UTF8:x", 'strconv.Atoi: parsing "99999999999999999999": value out of range'),
+    ("any", "1;UTF8:x", "cryptobyte: invalid OID: 1"),
+    ("any", "3.1;UTF8:x", "cryptobyte: invalid OID: 3.1"),
+])
+def test_other_sans_oids_go_cannot_marshal_fail_at_signing(roles, role, other, reason):
+    body = {"common_name": "a.example.com", "other_sans": other, "key_type": "ec"}
+    roles.send("POST", f"/v1/{{mount}}/issue/{role}", json=body).same().expect(
+        500, errors=[f"1 error occurred:\n\t* error marshaling other SANs: {reason}\n\n"])
+
+
+def test_other_sans_oid_refused_by_a_strict_role_is_named(roles):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", "other_sans": "1.2.x;UTF8:x"}) \
+        .same().expect(400, errors=["other SAN OID 1.2.x not allowed by this role"])
+
+
+def test_other_sans_marshaling_error_on_sign_intermediate_is_prefixed(roles, ec_csr):
+    roles.send("POST", "/v1/{mount}/root/sign-intermediate", json={"csr": ec_csr, "common_name": "x",
+                                                                   "other_sans": ";UTF8:x"}).same().expect(
+        500, errors=['1 error occurred:\n\t* error signing cert: error marshaling other SANs: strconv.Atoi: parsing "": '
+                     'invalid syntax\n\n'])
+
+
+# ----------------------------------------------------------------------------------- 8, 10. IP SANs
+
+def test_ipv4_mapped_ipv6_is_written_as_the_ipv4_address(roles):
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "ip_sans": "::ffff:10.0.0.1", "key_type": "ec"}) \
+        .same(cert_keys=CERT).expect(200).check(
+            lambda side, r: _assert(h.cert_facts(r.json()["data"]["certificate"])["san"]["ip"] == ["10.0.0.1"]))
+
+
+@pytest.mark.parametrize("ip", ["fe80::1%eth0", "::ffff:1.2.3.4%2"])
+def test_ipv6_zone_ids_are_not_ip_addresses(roles, ip):
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "ip_sans": ip, "key_type": "ec"}).same().expect(
+        400, errors=[f'the value "{ip}" is not a valid IP address'])
+
+
+# ----------------------------------------------------------------------------------- 15, 18. URI SANs
+
+def test_uri_sans_are_written_as_go_re_encodes_them(roles):
+    uris = ["HTTPS://Example.COM/Path", "not a uri", "urn:uuid:1234", "http://example.com/%41%2f", "http://u:p@h/",
+            "http://h/a%20b?x y#f g", "x:"]
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "uri_sans": uris, "key_type": "ec"}) \
+        .same(cert_keys=CERT).expect(200).check(lambda side, r: _assert(
+            h.cert_facts(r.json()["data"]["certificate"])["san"]["uri"] == [
+                "https://Example.COM/Path", "not%20a%20uri", "urn:uuid:1234", "http://example.com/%41%2f",
+                "http://u:p@h/", "http://h/a%20b?x y#f%20g", "x:"]))
+
+
+@pytest.mark.parametrize("uri", ["://missing-scheme", "1a:b", "http://a b", "%zz", "http://h:port/", "http://[::1/"])
+def test_uri_sans_url_parse_refuses(roles, uri):
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "uri_sans": uri, "key_type": "ec"}).same().expect(
+        400, errors=[f'the provided URI Subject Alternative Name "{uri}" is not a valid URI'])
+
+
+@pytest.mark.parametrize("uri, written", [("http://a..b/", "http://a..b/"), ("http://a.b./x", "http://a.b./x"),
+                                          ("http://\u4f8b\u3048.jp/", "http://%E4%BE%8B%E3%81%88.jp/")])
+def test_uri_sans_whose_host_go_cannot_read_back_fail_after_signing(roles, uri, written):
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "uri_sans": uri, "key_type": "ec"}).same().expect(
+        500, errors=[f'1 error occurred:\n\t* unable to parse created certificate: x509: cannot parse URI "{written}": '
+                     "invalid domain\n\n"])
+
+
+# ----------------------------------------------------------------------------------- 19. EKU OIDs
+
+@pytest.mark.parametrize("oids", ["0", "1.2.x,3.1", "1.40"])
+def test_sign_verbatim_eku_oids_go_cannot_marshal(pki, ec_csr, oids):
+    pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "ext_key_usage_oids": oids}).same().expect(
+        500, errors=["1 error occurred:\n\t* unable to create certificate: asn1: structure error: invalid object "
+                     "identifier\n\n"])
+
+
+@pytest.mark.parametrize("oids", ["1.2.x", "1.2.99999999999999999999", "2.999.1"])
+def test_sign_verbatim_skips_eku_oids_that_are_not_integers(pki, ec_csr, oids):
+    pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "ext_key_usage_oids": oids}).same(
+        cert_keys=CERT).expect(200)
+
+
+def test_a_role_eku_oid_go_cannot_marshal_fails_issue(roles):
+    roles.create_role("r1", {"allow_any_name": True, "key_type": "ec", "ext_key_usage_oids": "0"})
+    roles.send("POST", "/v1/{mount}/issue/r1", json={"common_name": "a"}).same().expect(
+        500, errors=["1 error occurred:\n\t* unable to create certificate: asn1: structure error: invalid object "
+                     "identifier\n\n"])
+
+
+def _assert(condition: bool) -> None:
+    assert condition

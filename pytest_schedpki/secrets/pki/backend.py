@@ -24,10 +24,7 @@ PATH_MODULES = ("issuers", "keys", "ca_generate", "ca_import", "crl", "fetch", "
 UNAUTHENTICATED = (
     "cert/*", "ca/pem", "ca_chain", "ca", "crl/delta", "crl/delta/pem", "crl/pem", "crl", "issuer/+/crl/der",
     "issuer/+/crl/pem", "issuer/+/crl", "issuer/+/crl/delta/der", "issuer/+/crl/delta/pem", "issuer/+/crl/delta",
-    "issuer/+/unified-crl/der", "issuer/+/unified-crl/pem", "issuer/+/unified-crl",
-    "issuer/+/unified-crl/delta/der", "issuer/+/unified-crl/delta/pem", "issuer/+/unified-crl/delta",
-    "issuer/+/pem", "issuer/+/der", "issuer/+/json", "issuers/", "ocsp", "ocsp/*", "unified-crl",
-    "unified-crl/pem", "unified-crl/delta", "unified-crl/delta/pem", "unified-ocsp", "unified-ocsp/*",
+    "issuer/+/pem", "issuer/+/der", "issuer/+/json", "issuers/", "ocsp", "ocsp/*",
 )
 
 

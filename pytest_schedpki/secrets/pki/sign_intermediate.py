@@ -53,7 +53,7 @@ from cryptography import x509
 
 from ..fields import BOOL, COMMA_STRING_SLICE, INT, STRING, Field
 from ..router import LogicalRequest, Path
-from ..wire import LogicalResponse, internal_error, user_error
+from ..wire import LogicalError, LogicalResponse, internal_error, multierror_inner, user_error
 from . import x509 as pkix
 from .ca_generate import NO_SUBJECT_WARNING
 from .ca_import import AIA_WARNING
@@ -186,7 +186,10 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
     if path_length < -1:
         raise internal_error(BAD_PATH_LENGTH)
 
-    others = [pkix.other_name(oid, v) for oid, values in names.other_sans.items() for v in values]
+    try:
+        others = [pkix.other_name(oid, v) for oid, values in names.other_sans.items() for v in values]
+    except LogicalError as exc:  # upstream's signing wraps the marshaling error
+        raise internal_error(f"error signing cert: {multierror_inner(exc.errors[0])}") from None
     if use_csr_values:
         subject = csr.subject
         sans = others + csr_standard_names(csr) if others else []

@@ -34,7 +34,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ..wire import user_error
+from ...godur import go_quote
+from ...gourl import x509_uri_invalid
+from ..wire import internal_error, user_error
 from .pem_codec import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
@@ -157,11 +159,41 @@ def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization
     return x509.Name(rdns)
 
 
+def go_oid_arcs(text: str) -> list[int]:
+    """certutil ``StringToOid``: the dot-separated arcs through ``strconv.Atoi`` (a sign allowed).
+    Raises ValueError with Go's text: ``strconv.Atoi: parsing "x": invalid syntax`` / ``value out
+    of range``."""
+    arcs = []
+    for part in text.split("."):
+        if not re.fullmatch(r"[+-]?[0-9]+", part):
+            raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: invalid syntax")
+        value = int(part)
+        if not -(2 ** 63) <= value < 2 ** 63:
+            raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: value out of range")
+        arcs.append(value)
+    return arcs
+
+
+def oid_encodable(arcs: list[int]) -> bool:
+    """Whether Go's encoders accept the arcs: at least two, none negative, the first at most 2, the
+    second below 40 under 0 and 1 (``encoding/asn1``, ``cryptobyte``)."""
+    return len(arcs) >= 2 and min(arcs) >= 0 and arcs[0] <= 2 and (arcs[0] == 2 or arcs[1] < 40)
+
+
 def other_name(oid: str, value: str) -> x509.OtherName:
     """An otherName SAN whose value is ``[0] EXPLICIT UTF8String`` (what OpenBao writes for
-    ``other_sans``); cryptography takes the inner value as DER, built here by hand."""
+    ``other_sans``); cryptography takes the inner value as DER, built here by hand.
+
+    An OID Go cannot marshal raises 500 ``error marshaling other SANs: strconv.Atoi: parsing "":
+    invalid syntax`` / ``... cryptobyte: invalid OID: 1`` (upstream fails there too, at signing)."""
+    try:
+        arcs = go_oid_arcs(oid)
+    except ValueError as exc:
+        raise internal_error(f"error marshaling other SANs: {exc}") from None
+    if not oid_encodable(arcs):
+        raise internal_error(f"error marshaling other SANs: cryptobyte: invalid OID: {'.'.join(map(str, arcs))}")
     raw = value.encode()
-    return x509.OtherName(x509.ObjectIdentifier(oid), _der_tlv(0x0C, raw))
+    return x509.OtherName(x509.ObjectIdentifier(".".join(map(str, arcs))), _der_tlv(0x0C, raw))
 
 
 def _der_tlv(tag: int, body: bytes) -> bytes:
@@ -214,9 +246,12 @@ def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKe
     usages = [oid for name, oid in EXT_KEY_USAGE_OIDS.items() if name in wanted]
     for text in oids:
         try:
-            usages.append(x509.ObjectIdentifier(text.strip()))
+            arcs = go_oid_arcs(text.strip())
         except ValueError:
-            continue  # certutil skips OIDs it cannot parse
+            continue  # certutil skips OIDs whose arcs are not integers
+        if not oid_encodable(arcs):  # ... but x509.CreateCertificate cannot marshal these
+            raise ValueError("asn1: structure error: invalid object identifier")
+        usages.append(x509.ObjectIdentifier(".".join(map(str, arcs))))
     return x509.ExtendedKeyUsage(usages) if usages else None
 
 
@@ -362,6 +397,10 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             critical=False)
     for ext in extra_extensions:
         builder = builder.add_extension(ext.value, critical=ext.critical)
+    for uri in (s.value for s in sans if isinstance(s, x509.UniformResourceIdentifier)):
+        if x509_uri_invalid(uri):  # Go writes it, then cannot parse the certificate it made
+            raise internal_error(f"unable to parse created certificate: x509: cannot parse URI {go_quote(uri)}: "
+                                 "invalid domain")
     algorithm = signature_hash(issuer_key, signature_bits)
     return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
 
