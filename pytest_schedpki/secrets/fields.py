@@ -278,7 +278,13 @@ class FieldData:
         """Convert every supplied value; raises the framework's 400 on the first failure."""
         for name, value in self.raw.items():
             field = self.schema.get(name)
-            if field is None or value is None:
+            if field is None:
+                continue
+            if value is None:  # Go weak-decodes JSON null to the type's zero value, and the field counts as sent
+                try:
+                    self._values[name] = convert(field.type, None)
+                except ConversionError:
+                    self._values[name] = _zero(field.type)
                 continue
             try:
                 self._values[name] = convert(field.type, value)
@@ -286,7 +292,8 @@ class FieldData:
                 raise user_error(f'Field validation failed: error converting input for field "{name}": {exc}') from None
 
     def get_ok(self, name: str) -> tuple[Any, bool]:
-        """``(value, True)`` when the request carried ``name`` (non-null), else ``(default, False)``."""
+        """``(value, True)`` when the request carried ``name`` (``null`` as the type's zero value, as
+        Go's framework reads it), else ``(default, False)``."""
         if name in self._values:
             return self._values[name], True
         field = self.schema.get(name)
@@ -306,7 +313,7 @@ class FieldData:
         return self.get_ok(name)[0]
 
     def sent(self, name: str) -> bool:
-        """Whether the request carried ``name`` with a non-null value."""
+        """Whether the request carried ``name`` (a ``null`` counts: Go sees the zero value)."""
         return name in self._values
 
 

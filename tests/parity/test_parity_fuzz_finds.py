@@ -218,3 +218,77 @@ def test_a_role_eku_oid_go_cannot_marshal_fails_issue(roles):
 
 def _assert(condition: bool) -> None:
     assert condition
+
+
+# ----------------------------------------------------------------------------------- 9. KeyUsage bits
+
+@pytest.mark.parametrize("usage, encoded", [
+    (["DigitalSignature", "DecipherOnly"], "0303078080"),
+    (["EncipherOnly"], "03020001"),
+    (["EncipherOnly", "CRLSign", "DecipherOnly"], "0303070380"),
+])
+def test_sign_verbatim_writes_encipher_decipher_only_without_key_agreement(pki, ec_csr, usage, encoded):
+    pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "key_usage": usage}).same(
+        cert_keys=CERT).expect(200).check(lambda side, r: _assert(
+            h.extension_value_der(h.load_certificate(r.json()["data"]["certificate"]), b"\x06\x03\x55\x1d\x0f").hex()
+            == encoded))
+
+
+def test_a_certificate_with_decipher_only_alone_can_be_revoked_by_certificate(pki, ec_csr):
+    ex = pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "key_usage": ["DecipherOnly"]}).same(
+        cert_keys=CERT).expect(200)
+    ex.capture("leaf", lambda j: j["data"]["certificate"])
+    pki.send("POST", "/v1/{mount}/revoke", json=lambda side: {"certificate": side.vars["leaf"]}).same().expect(
+        200, data={"state": "revoked"})
+
+
+# ----------------------------------------------------------------------------------- 11, 13. name constraints
+
+def test_sign_intermediate_writes_a_wildcard_dns_constraint(pki, ec_csr):
+    pki.send("POST", "/v1/{mount}/root/sign-intermediate", json={
+        "csr": ec_csr, "common_name": "i", "permitted_dns_domains": "*.x.test,.example.com"}).same(
+        cert_keys=CERT).expect(200).check(lambda side, r: _assert(
+            h.cert_facts(r.json()["data"]["certificate"])["name_constraints_der"]
+            == "301ea01c300a82082a2e782e74657374300e820c2e6578616d706c652e636f6d"))
+
+
+@pytest.mark.parametrize("domain", ["bad domain", "a..b", "x."])
+def test_a_dns_constraint_go_cannot_read_back_fails_after_signing(pki, ec_csr, domain):
+    pki.send("POST", "/v1/{mount}/root/sign-intermediate", json={
+        "csr": ec_csr, "common_name": "i", "permitted_dns_domains": [domain]}).same().expect(
+        500, errors=[f'1 error occurred:\n\t* error signing cert: unable to parse created certificate: x509: failed to '
+                     f'parse dnsName constraint "{domain}"\n\n'])
+
+
+def test_root_generation_with_a_dns_constraint_go_cannot_read_back(pair):
+    pair.enable_pki()
+    pair.send("POST", "/v1/{mount}/root/generate/internal", json={
+        "common_name": "x", "key_type": "ec", "permitted_dns_domains": "bad domain"}).same().expect(
+        500, errors=['1 error occurred:\n\t* unable to parse created certificate: x509: failed to parse dnsName '
+                     'constraint "bad domain"\n\n'])
+
+
+# ----------------------------------------------------------------------------------- 14. JSON null
+
+@pytest.mark.parametrize("body, status, error", [
+    ({"format": None}, 400, 'the "format" path parameter must be "pem", "der", or "pem_bundle"'),
+    ({"not_after": None}, 400, 'parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"'),
+])
+def test_null_is_the_zero_value_not_an_absent_field(roles, body, status, error):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", **body}).same().expect(
+        status, errors=[error])
+
+
+def test_null_key_type_on_an_any_role_is_the_empty_key_type(roles):
+    roles.send("POST", "/v1/{mount}/issue/any", json={"common_name": "a", "key_type": None}).same().expect(
+        500, errors=["1 error occurred:\n\t* failed to validate role: unknown key type \n\n"])
+
+
+def test_null_key_type_on_a_role_write(pki):
+    pki.send("POST", "/v1/{mount}/roles/r1", json={"key_type": None}).same().expect(400, errors=["unknown key type "])
+
+
+def test_null_values_that_mean_zero_are_accepted(roles):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={
+        "common_name": "a.example.com", "ttl": None, "alt_names": None, "ip_sans": None, "private_key_format": None,
+        "exclude_cn_from_sans": None, "not_before_duration": None, "user_ids": None}).same(cert_keys=CERT).expect(200)

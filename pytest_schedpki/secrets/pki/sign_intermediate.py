@@ -143,8 +143,12 @@ def _ext_key_usage_names(req: LogicalRequest) -> list[str]:
 def _has_aia_urls(cert: x509.Certificate) -> bool:
     """Whether the certificate names any OCSP server, CA issuer URL or CRL distribution point (what
     Go's parser keeps in ``OCSPServer``/``IssuingCertificateURL``/``CRLDistributionPoints``)."""
-    for ext in cert.extensions:
-        value = ext.value
+    wanted = (x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS, x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS)
+    for oid in wanted:
+        try:
+            value = pkix.readable(cert).extensions.get_extension_for_oid(oid).value
+        except x509.ExtensionNotFound:
+            continue
         if isinstance(value, x509.AuthorityInformationAccess):
             if any(isinstance(d.access_location, x509.UniformResourceIdentifier) and d.access_method in (
                     x509.oid.AuthorityInformationAccessOID.OCSP, x509.oid.AuthorityInformationAccessOID.CA_ISSUERS)
@@ -216,6 +220,8 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
             csr_extensions=copied)
     except ValueError as exc:  # what cryptography cannot encode (e.g. a not_after before 1950)
         raise internal_error(f"error signing cert: unable to create certificate: {exc}") from None
+    except LogicalError as exc:  # what Go writes but cannot read back: its signing wraps the error
+        raise internal_error(f"error signing cert: {multierror_inner(exc.errors[0])}") from None
 
     response = LogicalResponse(data=intermediate_response_data(cert, issuer, fmt))
     if cert.not_valid_after_utc > issuer.certificate.not_valid_after_utc:
@@ -227,7 +233,7 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
     serial = serial_to_hex(cert.serial_number)
     backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),
                                              issuer_id=issuer.issuer_id, issued_at=now, path=req.path)
-    if cert.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
+    if pkix.readable(cert).extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
         response.add_warning(PATH_ZERO_WARNING)
     for warning in ttl_warnings:
         response.add_warning(warning)

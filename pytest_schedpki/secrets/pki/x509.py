@@ -226,7 +226,7 @@ EXT_KEY_USAGE_OIDS = {
 }
 
 
-def _key_usage(names: Iterable[str], is_ca: bool) -> x509.KeyUsage | None:
+def _key_usage(names: Iterable[str], is_ca: bool) -> x509.ExtensionType | None:
     wanted = {n.strip().lower() for n in names}
     if is_ca:
         wanted = {"certsign", "crlsign"} | ({"digitalsignature"} & wanted)
@@ -234,11 +234,29 @@ def _key_usage(names: Iterable[str], is_ca: bool) -> x509.KeyUsage | None:
     if not wanted:
         return None
     agreement = "keyagreement" in wanted
+    if not agreement and wanted & {"encipheronly", "decipheronly"}:
+        return _go_key_usage_der(wanted)
     return x509.KeyUsage(
         digital_signature="digitalsignature" in wanted, content_commitment="contentcommitment" in wanted,
         key_encipherment="keyencipherment" in wanted, data_encipherment="dataencipherment" in wanted,
         key_agreement=agreement, key_cert_sign="certsign" in wanted, crl_sign="crlsign" in wanted,
         encipher_only=agreement and "encipheronly" in wanted, decipher_only=agreement and "decipheronly" in wanted)
+
+
+_GO_KEY_USAGE_BITS = ("digitalsignature", "contentcommitment", "keyencipherment", "dataencipherment",
+                      "keyagreement", "certsign", "crlsign", "encipheronly", "decipheronly")
+
+
+def _go_key_usage_der(wanted: set[str]) -> x509.UnrecognizedExtension:
+    """KeyUsage as Go's ``marshalKeyUsage`` writes it (bit i = ``1 << i`` of ``x509.KeyUsage``, a
+    minimal BIT STRING). Used for EncipherOnly/DecipherOnly without KeyAgreement, which Go writes
+    as asked and cryptography's builder refuses."""
+    value = sum(1 << i for i, name in enumerate(_GO_KEY_USAGE_BITS) if name in wanted)
+    data = bytes(int(f"{(value >> shift) & 0xFF:08b}"[::-1], 2) for shift in (0, 8))
+    data = data[:2] if data[1] else data[:1]
+    last = data[-1]
+    unused = (last & -last).bit_length() - 1 if last else 0
+    return x509.UnrecognizedExtension(x509.oid.ExtensionOID.KEY_USAGE, _der_tlv(0x03, bytes([unused]) + data))
 
 
 def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKeyUsage | None:
@@ -381,8 +399,7 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
         builder = builder.add_extension(x509.SubjectAlternativeName(standard), critical=len(subject) == 0)
     if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
-        builder = builder.add_extension(
-            x509.NameConstraints([x509.DNSName(d) for d in permitted_dns_domains], None), critical=True)
+        builder = builder.add_extension(name_constraints_extension(permitted_dns_domains), critical=True)
     crl_dps = crl_distribution_points(aia)
     if crl_dps is not None and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
         builder = builder.add_extension(crl_dps, critical=False)
@@ -403,6 +420,68 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
                                  "invalid domain")
     algorithm = signature_hash(issuer_key, signature_bits)
     return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
+
+
+def name_constraints_extension(permitted_dns_domains: Sequence[str]) -> x509.ExtensionType:
+    """NameConstraints with these permitted dNSName subtrees, encoded as Go does (DER by hand, so a
+    ``*.x.test`` constraint cryptography's builder refuses is written as upstream writes it).
+
+    Raises 500 ``unable to parse created certificate: x509: failed to parse dnsName constraint
+    "<d>"`` for a name Go writes but its own parser then refuses (empty label, space, ...)."""
+    for domain in permitted_dns_domains:
+        trimmed = domain[1:] if domain.startswith(".") else domain
+        labels = trimmed.split(".") if trimmed else []
+        if any(not label or any(not 33 <= ord(c) <= 126 for c in label) for label in labels):
+            raise internal_error(f"unable to parse created certificate: x509: failed to parse dnsName constraint "
+                                 f"{go_quote(domain)}")
+    subtrees = b"".join(_der_tlv(0x30, _der_tlv(0x82, d.encode("utf-8"))) for d in permitted_dns_domains)
+    der = _der_tlv(0x30, _der_tlv(0xA0, subtrees))
+    return x509.UnrecognizedExtension(x509.oid.ExtensionOID.NAME_CONSTRAINTS, der)
+
+
+_NAME_CONSTRAINTS_OID = b"\x06\x03\x55\x1d\x1e"
+_KEY_USAGE_OID = b"\x06\x03\x55\x1d\x0f"
+
+
+def _extension_value_span(der: bytes, oid_der: bytes) -> tuple[int, int] | None:
+    """``(start, end)`` of the value inside the OCTET STRING of the extension with this OID."""
+    at = der.find(oid_der)
+    if at < 0:
+        return None
+    pos = at + len(oid_der)
+    if der[pos:pos + 3] == b"\x01\x01\xff":
+        pos += 3
+    size, pos = der[pos + 1], pos + 2
+    if size & 0x80:
+        n = size & 0x7F
+        size, pos = int.from_bytes(der[pos:pos + n], "big"), pos + n
+    return pos, pos + size
+
+
+def readable(cert: x509.Certificate) -> x509.Certificate:
+    """``cert``, or - when cryptography cannot decode its extensions although Go writes and reads
+    them - a copy it can read, for reading the OTHER extensions only (its signature no longer
+    verifies): each ``*`` of a NameConstraints replaced by ``x`` (dNSName constraints like
+    ``*.x.test``), KeyAgreement added to a KeyUsage holding EncipherOnly/DecipherOnly alone."""
+    try:
+        cert.extensions  # noqa: B018 - decoding them is the test
+        return cert
+    except ValueError:
+        pass
+    der = bytearray(cert.public_bytes(serialization.Encoding.DER))
+    span = _extension_value_span(bytes(der), _NAME_CONSTRAINTS_OID)
+    if span:
+        der[span[0]:span[1]] = der[span[0]:span[1]].replace(b"*", b"x")
+    span = _extension_value_span(bytes(der), _KEY_USAGE_OID)
+    if span and span[1] - span[0] >= 4:
+        bits = bytearray(der[span[0] + 3:span[1]])
+        bits[0] |= 0x08
+        der[span[0] + 2] = (bits[-1] & -bits[-1]).bit_length() - 1
+        der[span[0] + 3:span[1]] = bits
+    try:
+        return x509.load_der_x509_certificate(bytes(der))
+    except ValueError:
+        return cert
 
 
 def _go_san_order(sans: list[x509.GeneralName]) -> list[x509.GeneralName]:
