@@ -121,15 +121,25 @@ def _go_value_text(value: Any) -> str:
     return str(value)
 
 
+_INT_RANGE = "'' cannot parse value as 'int': strconv.ParseInt: value out of range"
+
+
+def _int64(number: int) -> int:
+    if not -(2 ** 63) <= number < 2 ** 63:
+        raise ConversionError(_INT_RANGE)
+    return number
+
+
 def to_int(value: Any) -> int:
     """mapstructure weak decode to int (strings via ``strconv.ParseInt(s, 0, 64)``)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, JsonNumber):
         try:
-            return int(str(value))
+            number = int(str(value))
         except ValueError:
             raise ConversionError(_INT_SYNTAX) from None
+        return _int64(number)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -138,9 +148,10 @@ def to_int(value: Any) -> int:
         if value == "":
             return 0
         try:
-            return int(value, 0)
+            number = int(value, 0)
         except ValueError:
             raise ConversionError(_INT_SYNTAX) from None
+        return _int64(number)
     if value is None:
         return 0
     raise _unconvertible("int", value)
@@ -199,6 +210,8 @@ def comma_string_slice(value: Any) -> list[str]:
         return []
     if isinstance(value, bool):
         return [to_string(value)]
+    if isinstance(value, dict) and not value:  # mapstructure: an empty map weakly decodes to an empty slice
+        return []
     if isinstance(value, dict):
         raise ConversionError("1 error(s) decoding:\n\n* '[0]' expected type 'string', got unconvertible type "
                               f"'map[string]interface {{}}', value: '{_go_map_text(value)}'")

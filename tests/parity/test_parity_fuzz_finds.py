@@ -292,3 +292,45 @@ def test_null_values_that_mean_zero_are_accepted(roles):
     roles.send("POST", "/v1/{mount}/issue/strict", json={
         "common_name": "a.example.com", "ttl": None, "alt_names": None, "ip_sans": None, "private_key_format": None,
         "exclude_cn_from_sans": None, "not_before_duration": None, "user_ids": None}).same(cert_keys=CERT).expect(200)
+
+
+# ----------------------------------------------------------------------------------- 17. ttl + not_after
+
+@pytest.mark.parametrize("path", ["root/sign-intermediate", "issuer/default/sign-intermediate"])
+def test_sign_intermediate_refuses_ttl_with_not_after_before_parsing_it(pki, ec_csr, path):
+    pki.send("POST", f"/v1/{{mount}}/{path}", json={"csr": ec_csr, "common_name": "x", "not_after": "tomorrow",
+                                                    "ttl": "1h"}).same().expect(
+        400, errors=["Either ttl or not_after should be provided. Both should not be provided in the same request."])
+
+
+@pytest.mark.parametrize("extra", [{"not_after": ""}, {"not_after": None, "ttl": "1h"}])
+def test_sign_intermediate_parses_an_empty_not_after(pki, ec_csr, extra):
+    pki.send("POST", "/v1/{mount}/root/sign-intermediate", json={"csr": ec_csr, "common_name": "x", **extra}).same() \
+        .expect(400, errors=['parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"'])
+
+
+def test_issue_parses_not_after_before_refusing_it_with_ttl(roles):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", "not_after": "tomorrow",
+                                                         "ttl": "1h"}).same().expect(
+        400, errors=['parsing time "tomorrow" as "2006-01-02T15:04:05Z07:00": cannot parse "tomorrow" as "2006"'])
+
+
+# ----------------------------------------------------------------------------------- weak decoding
+
+def test_an_empty_object_is_an_empty_list_for_list_fields(roles):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", "other_sans": {},
+                                                         "ip_sans": {}, "uri_sans": {}}).same(cert_keys=CERT).expect(200)
+
+
+def test_a_non_empty_object_is_not_a_list(roles):
+    roles.send("POST", "/v1/{mount}/issue/strict", json={"common_name": "a.example.com", "ip_sans": {"a": "b"}}) \
+        .same().expect(400, errors=['Field validation failed: error converting input for field "ip_sans": 1 error(s) '
+                                    "decoding:\n\n* '[0]' expected type 'string', got unconvertible type "
+                                    "'map[string]interface {}', value: 'map[a:b]'"])
+
+
+@pytest.mark.parametrize("value", [2 ** 70, "99999999999999999999", "-99999999999999999999"])
+def test_integers_beyond_int64_are_out_of_range(pki, value):
+    pki.send("POST", "/v1/{mount}/roles/r1", json={"key_bits": value}).same().expect(
+        400, errors=['Field validation failed: error converting input for field "key_bits": \'\' cannot parse value as '
+                     "'int': strconv.ParseInt: value out of range"])

@@ -158,6 +158,15 @@ def _stored_key_pem(leaf: Any, data: dict[str, Any], fmt: str, private_key_forma
     return pkix.private_key_pem(leaf.private_key)
 
 
+def _lease_duration(backend: Any, not_after: Any) -> int:
+    """Seconds from the answer's time to NotAfter (``Secret.TTL``); a NotAfter already passed gives a
+    negative TTL, which the core replaces by the mount's default lease TTL (768h unless tuned), and
+    the mount's max lease TTL caps it."""
+    remaining = (not_after - backend.now()).total_seconds()
+    seconds = int(remaining) if remaining >= 0 else backend.mount.effective_default_ttl()
+    return min(seconds, backend.mount.effective_max_ttl())
+
+
 def _lease_id(backend: Any, req: LogicalRequest) -> str:
     suffix = "".join(secrets.choice(_LEASE_ALPHABET) for _ in range(24))
     return f"{backend.mount.path}{req.path}/{suffix}"
@@ -205,7 +214,7 @@ def handle_issue_sign(backend: Any, req: LogicalRequest, *, use_csr: bool, from_
     response = LogicalResponse(data=data, warnings=warnings)
     if role.generate_lease:
         response.lease_id = _lease_id(backend, req)
-        response.lease_duration = max(0, int((leaf.certificate.not_valid_after_utc - now).total_seconds()))
+        response.lease_duration = _lease_duration(backend, leaf.certificate.not_valid_after_utc)
     serial = serial_to_hex(leaf.certificate.serial_number)
     # no_store certificates are kept unlisted (stored=False): the API never shows them, tests can inspect them
     backend.state.certs[serial] = CertRecord(

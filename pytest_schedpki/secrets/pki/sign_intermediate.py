@@ -72,7 +72,14 @@ from .csr_signing import (
 from .issuers import REF
 from .leaf import FORMATS, SigningIssuer
 from .model import CertRecord, serial_to_hex
-from .validity import ValidityError, ValidityRequest, backdated_not_before, leaf_not_after, leaf_not_before
+from .validity import (
+    ValidityError,
+    ValidityRequest,
+    backdated_not_before,
+    leaf_not_after,
+    leaf_not_before,
+    parse_rfc3339,
+)
 
 FORMAT_ERROR = 'The "format" path parameter must be "pem" or "der"'
 BEYOND_ISSUER_WARNING = ("The expiration time for the signed certificate is after the CA's expiration time. If the new "
@@ -99,15 +106,18 @@ FIELDS: dict[str, Field] = {
 def _validity(backend: Any, req: LogicalRequest, issuer: SigningIssuer, now: datetime.datetime
               ) -> tuple[datetime.datetime, datetime.datetime, list[str]]:
     """``(not_before, not_after, warnings)``: the role of this path carries the request's
-    ``not_before``/``not_after``/``ttl``; leaf_not_after_behavior is forced to ``permit``."""
+    ``not_before``/``not_after``/``ttl`` (so ``ttl`` + ``not_after`` is refused before ``not_after``
+    is parsed); leaf_not_after_behavior is forced to ``permit``."""
     data = req.data
     validity = ValidityRequest(
         now=now, issuer_not_after=issuer.certificate.not_valid_after_utc,
         mount_default_ttl=backend.mount.effective_default_ttl(), mount_max_ttl=backend.mount.effective_max_ttl(),
-        ttl=data.get("ttl"), not_after=data.get("not_after") if data.sent("not_after") else None,
+        ttl=data.get("ttl"), not_after=None, role_not_after=data.get("not_after"),
         role_ttl=data.get("ttl"), role_not_before=data.get("not_before"), not_after_bound="", not_before_bound="",
         leaf_not_after_behavior="permit")
     try:
+        if data.sent("not_after") and data.get("not_after") == "":  # sent empty (or null): still parsed
+            parse_rfc3339("")
         leaf_not_before(validity)  # parsed for its errors only: certutil back-dates from now
         not_after, warnings = leaf_not_after(validity)
     except ValidityError as exc:
