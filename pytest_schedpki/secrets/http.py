@@ -246,8 +246,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
                 saved = mount.backend.snapshot()
                 try:
                     result = router.handle(operation, inner, raw, make_request)
-                except LogicalError:
-                    mount.backend.restore(saved)
+                except LogicalError as exc:
+                    if not exc.keep_state:  # a handler may say its writes stand
+                        mount.backend.restore(saved)
                     raise
         except LogicalError as exc:
             if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped

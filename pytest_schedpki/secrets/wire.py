@@ -57,6 +57,7 @@ class LogicalError(Exception):
         self.errors = errors
         self.headers = headers or {}
         self.body = body
+        self.keep_state = False  # True: the writes made before the error stand (upstream stored them)
 
     def to_response(self) -> Response:
         """The werkzeug response: JSON errors (or a raw body, e.g. HEAD's empty 405)."""

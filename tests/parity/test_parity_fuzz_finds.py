@@ -334,3 +334,23 @@ def test_integers_beyond_int64_are_out_of_range(pki, value):
     pki.send("POST", "/v1/{mount}/roles/r1", json={"key_bits": value}).same().expect(
         400, errors=['Field validation failed: error converting input for field "key_bits": \'\' cannot parse value as '
                      "'int': strconv.ParseInt: value out of range"])
+
+
+# ----------------------------------------------------------------------------------- 16. foreign issuer
+
+def test_revoking_an_issuer_signed_by_another_mount_stores_it_and_refuses(pki):
+    """pki_int's issuers are the intermediate signed by ``{mount}`` and that mount's root (imported
+    with it); revoking either on pki_int stores the certificate, then refuses: it is an issuer."""
+    pki.enable_pki(pki.new_mount("int"))
+    ex = pki.send("POST", "/v1/{int}/intermediate/generate/internal", json={"common_name": "int", "key_type": "ec"})
+    ex.same().expect(200).capture("csr", lambda j: j["data"]["csr"])
+    pki.send("POST", "/v1/{mount}/root/sign-intermediate", json=lambda s: {"csr": s.vars["csr"], "common_name": "int"}) \
+        .same(cert_keys=CERT).expect(200).capture("int_pem", lambda j: j["data"]["certificate"])
+    pki.send("POST", "/v1/{int}/intermediate/set-signed",
+             json=lambda s: {"certificate": s.vars["int_pem"] + "\n" + s.vars["root_pem"]}).same().expect(200)
+    for key in ("root_pem", "int_pem"):
+        ex = pki.send("POST", "/v1/{int}/revoke", json=lambda s, key=key: {"certificate": s.vars[key]})
+        ex.same().check(lambda side, r: _assert(r.status_code == 400 and r.json()["errors"][0].startswith(
+            "adding issuer (id: ") and r.json()["errors"][0].endswith(") to its own CRL is not allowed")))
+    pki.send("LIST", "/v1/{int}/certs").same().check(lambda side, r: _assert(len(r.json()["data"]["keys"]) == 2))
+    pki.send("LIST", "/v1/{int}/certs/revoked").same().expect(404, errors=[])

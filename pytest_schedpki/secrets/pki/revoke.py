@@ -65,7 +65,7 @@ from cryptography.hazmat.primitives import serialization
 
 from ..fields import INT, STRING, Field
 from ..router import LogicalRequest, Path
-from ..wire import LogicalResponse, internal_error, not_found, user_error
+from ..wire import LogicalError, LogicalResponse, internal_error, not_found, user_error
 from .certs import list_page
 from .crl import rebuild_crls, rebuild_warnings, record_delta_revocation, revocation_issuer_id
 from .model import CertRecord, serial_to_hex
@@ -195,7 +195,13 @@ def _revoke(backend: PkiBackend, req: LogicalRequest, with_key: bool) -> Logical
         check_key_matches(parse_revocation_key(key_pem), cert)
     if to_store is not None:
         backend.state.certs[to_store.serial_number] = to_store
-    return revoke_certificate(backend, cert)
+    try:
+        return revoke_certificate(backend, cert)
+    except LogicalError as exc:
+        # upstream wrote the presented certificate to storage before refusing (e.g. an issuer of
+        # this mount signed elsewhere): it stays stored and listed
+        exc.keep_state = to_store is not None
+        raise
 
 
 def _list_revoked(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
