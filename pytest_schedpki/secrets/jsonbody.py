@@ -203,6 +203,24 @@ def _reason(exc: json.JSONDecodeError) -> str:
     return f"invalid character {_char(ch)} looking for beginning of value"
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """Go decodes an escaped surrogate that is not half of a pair (``"\\ud800"``) as U+FFFD;
+    Python keeps it (and could not encode it later)."""
+    if isinstance(value, JsonNumber):
+        return value
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
@@ -241,6 +259,8 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
     _refuse_overflow(text, len(text))
     if first is None:
         return {}
+    if _ESCAPED_SURROGATE.search(text):
+        first = _without_lone_surrogates(first)
     if not isinstance(first, dict):
         kind = {list: "array", str: "string", bool: "bool", JsonNumber: "number"}.get(type(first), "value")
         raise user_error(f"failed to decode JSON input: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}")

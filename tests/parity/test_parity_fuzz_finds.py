@@ -354,3 +354,36 @@ def test_revoking_an_issuer_signed_by_another_mount_stores_it_and_refuses(pki):
             "adding issuer (id: ") and r.json()["errors"][0].endswith(") to its own CRL is not allowed")))
     pki.send("LIST", "/v1/{int}/certs").same().check(lambda side, r: _assert(len(r.json()["data"]["keys"]) == 2))
     pki.send("LIST", "/v1/{int}/certs/revoked").same().expect(404, errors=[])
+
+
+# ----------------------------------------------------------------------------------- lone surrogates
+
+@pytest.mark.parametrize("body, error", [
+    ('{"common_name": "example.com", "key_type": "ec", "ttl": "\\ud800"}',
+     'Field validation failed: error converting input for field "ttl": time: invalid duration "\\xef\\xbf\\xbd"'),
+    ('{"common_name": "example.com", "key_type": "ec", "not_after": "\\ud800"}',
+     'parsing time "\\xef\\xbf\\xbd" as "2006-01-02T15:04:05Z07:00": cannot parse "\\xef\\xbf\\xbd" as "2006"'),
+    ('{"common_name": "a.\\ud800x.com", "key_type": "ec"}', 'idna: invalid label "\ufffdx"'),
+])
+def test_a_lone_surrogate_escape_decodes_as_the_replacement_character(roles, body, error):
+    roles.send("POST", "/v1/{mount}/issue/any", data=body, headers=JSON).same().expect(400, errors=[error])
+
+
+# ----------------------------------------------------------------------------------- policy identifiers
+
+@pytest.mark.parametrize("value, error", [
+    (-0, "asn1: structure error: invalid object identifier"),
+    ("3.1", "asn1: structure error: invalid object identifier"),
+    (2 ** 70, 'policy identifier "1180591620717411303424" is neither a valid OID: strconv.Atoi: parsing '
+              '"1180591620717411303424": value out of range, Nor JSON Policy Identifier: json: cannot unmarshal '
+              "number into Go value of type certutil.PolicyIdentifierWithQualifierEntry"),
+    ('1.2.3.4,[{"oid":"1.2.3"}]', 'policy identifier "[{\\"oid\\":\\"1.2.3\\"}]" is neither a valid OID: strconv.Atoi: parsing '
+                          '"[{\\"oid\\":\\"1": invalid syntax, Nor JSON Policy Identifier: json: cannot unmarshal '
+                          "array into Go value of type certutil.PolicyIdentifierWithQualifierEntry"),
+    ("true", 'policy identifier "true" is neither a valid OID: strconv.Atoi: parsing "true": invalid syntax, Nor JSON '
+             "Policy Identifier: json: cannot unmarshal bool into Go value of type "
+             "certutil.PolicyIdentifierWithQualifierEntry"),
+])
+def test_role_policy_identifiers_go_refuses(pki, value, error):
+    pki.send("POST", "/v1/{mount}/roles/r1", json={"policy_identifiers": value}).same().expect(
+        500, errors=[f"1 error occurred:\n\t* {error}\n\n"])

@@ -67,6 +67,8 @@ def to_ascii(name: str) -> str:
     for label in name.split("."):
         if label == "":
             raise PolicyError(f"idna: invalid label {go_quote(name)}")
+        if "\ufffd" in label:  # what Go decoded from invalid text (or a lone surrogate escape)
+            raise PolicyError(f"idna: invalid label {go_quote(label)}")
         if not label.isascii():
             label = "xn--" + label.encode("punycode").decode("ascii")  # no mapping, as Go's bare profile
         elif label.lower().startswith("xn--"):

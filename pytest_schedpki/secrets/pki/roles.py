@@ -22,11 +22,13 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from ...godur import go_quote
 from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field, FieldData
 from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, not_found, user_error
 from .enterprise import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
+from .x509 import go_oid_arcs, oid_encodable
 
 NAME_RE = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
 DEFAULT_KEY_USAGE = ["DigitalSignature", "KeyAgreement", "KeyEncipherment"]
@@ -196,20 +198,28 @@ def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
 
 
 def _check_policy_identifier(text: str) -> None:
-    parts = text.split(".")
-    bad = next((p for p in parts if not re.fullmatch(r"[+-]?[0-9]+", p)), None)
-    if bad is None:
-        return
+    """certutil ``CreatePolicyInformationExtensionFromStorageStrings`` at role write: an OID (its
+    arcs through ``strconv.Atoi``) or a JSON object. 500 ``policy identifier "<t>" is neither a valid
+    OID: strconv.Atoi: parsing "<arc>": invalid syntax, Nor JSON Policy Identifier: <json error>``;
+    an OID Go cannot marshal (``0``, ``3.1``) -> 500 ``asn1: structure error: invalid object
+    identifier``."""
     try:
-        entry = json.loads(text)
-        if isinstance(entry, dict):
-            return
-        reason = "json: cannot unmarshal into Go value of type certutil.PolicyIdentifierWithQualifierEntry"
-    except ValueError:
-        first = text.lstrip()[:1]
-        reason = f"invalid character '{first}' looking for beginning of value" if first else "unexpected end of JSON input"
-    raise internal_error(f'policy identifier "{text}" is neither a valid OID: strconv.Atoi: parsing "{bad}": '
-                         f"invalid syntax, Nor JSON Policy Identifier: {reason}")
+        arcs = go_oid_arcs(text)
+    except ValueError as exc:
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            first = text.lstrip()[:1]
+            reason = f"invalid character '{first}' looking for beginning of value" if first else "unexpected end of JSON input"
+        else:
+            if isinstance(entry, dict) or entry is None:
+                return
+            kind = {list: "array", str: "string", bool: "bool"}.get(type(entry), "number")
+            reason = f"json: cannot unmarshal {kind} into Go value of type certutil.PolicyIdentifierWithQualifierEntry"
+        raise internal_error(f"policy identifier {go_quote(text)} is neither a valid OID: {exc}, "
+                             f"Nor JSON Policy Identifier: {reason}") from None
+    if not oid_encodable(arcs):
+        raise internal_error("asn1: structure error: invalid object identifier")
 
 
 def _cn_validations(values: list[str]) -> list[str]:
