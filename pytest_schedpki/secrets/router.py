@@ -199,6 +199,8 @@ class Router:
         ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
         replaced = sorted(k for k in captures if raw.get(k) is not None)
         merged = dict(raw)
+        if operation == "patch":  # a merge-patch null removes the key: the stored value stays
+            merged = {k: v for k, v in merged.items() if v is not None}
         merged.update(captures)
         data = FieldData(merged, route.fields)
         data.validate()

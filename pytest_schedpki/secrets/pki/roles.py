@@ -27,8 +27,8 @@ from ..fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field, Fie
 from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, not_found, user_error
 from .enterprise import enterprise_variant, is_enterprise
+from .goder import go_oid_arcs, oid_encodable
 from .policy import PolicyError, parse_other_sans
-from .x509 import go_oid_arcs, oid_encodable
 
 NAME_RE = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
 DEFAULT_KEY_USAGE = ["DigitalSignature", "KeyAgreement", "KeyEncipherment"]

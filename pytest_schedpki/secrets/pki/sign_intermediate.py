@@ -69,6 +69,7 @@ from .csr_signing import (
     permissive_role,
     request_csr,
 )
+from .goder import readable
 from .issuers import REF
 from .leaf import FORMATS, SigningIssuer
 from .model import CertRecord, serial_to_hex
@@ -156,7 +157,7 @@ def _has_aia_urls(cert: x509.Certificate) -> bool:
     wanted = (x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS, x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS)
     for oid in wanted:
         try:
-            value = pkix.readable(cert).extensions.get_extension_for_oid(oid).value
+            value = readable(cert).extensions.get_extension_for_oid(oid).value
         except x509.ExtensionNotFound:
             continue
         if isinstance(value, x509.AuthorityInformationAccess):
@@ -243,7 +244,7 @@ def sign_intermediate(backend: Any, req: LogicalRequest) -> LogicalResponse:
     serial = serial_to_hex(cert.serial_number)
     backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),
                                              issuer_id=issuer.issuer_id, issued_at=now, path=req.path)
-    if pkix.readable(cert).extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
+    if readable(cert).extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
         response.add_warning(PATH_ZERO_WARNING)
     for warning in ttl_warnings:
         response.add_warning(warning)

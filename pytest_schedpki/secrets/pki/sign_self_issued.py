@@ -54,6 +54,7 @@ from ..router import LogicalRequest, Path
 from ..wire import LogicalResponse, internal_error, user_error
 from . import x509 as pkix
 from .csr_signing import issuer_reference
+from .goder import readable
 from .issuers import REF
 from .leaf import SigningIssuer
 from .pem_codec import go_name_problem, invalid_public_key, name_error, pem_decode
@@ -118,7 +119,7 @@ def parse_submitted(text: str) -> x509.Certificate:
             if size is None or size > len(der):
                 raise ValueError("truncated")
             certs.append(x509.load_der_x509_certificate(der[:size]))
-            list(pkix.readable(certs[-1]).extensions)  # what Go reads although cryptography cannot
+            list(readable(certs[-1]).extensions)  # what Go reads although cryptography cannot
         except x509.InvalidVersion:  # Go: a version field above v3
             raise user_error("error parsing certificate: x509: invalid version") from None
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
@@ -135,7 +136,7 @@ def parse_submitted(text: str) -> x509.Certificate:
 
 def _extension(cert: x509.Certificate, kind: type) -> Any:
     try:
-        return pkix.readable(cert).extensions.get_extension_for_class(kind)
+        return readable(cert).extensions.get_extension_for_class(kind)
     except x509.ExtensionNotFound:
         return None
 

@@ -37,6 +37,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from ...godur import go_quote
 from ...gourl import x509_uri_invalid
 from ..wire import internal_error, user_error
+from .goder import der_tlv as _der_tlv
+from .goder import go_key_usage_der, go_oid_arcs, name_constraints_extension, oid_encodable
 from .pem_codec import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
@@ -159,27 +161,6 @@ def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization
     return x509.Name(rdns)
 
 
-def go_oid_arcs(text: str) -> list[int]:
-    """certutil ``StringToOid``: the dot-separated arcs through ``strconv.Atoi`` (a sign allowed).
-    Raises ValueError with Go's text: ``strconv.Atoi: parsing "x": invalid syntax`` / ``value out
-    of range``."""
-    arcs = []
-    for part in text.split("."):
-        if not re.fullmatch(r"[+-]?[0-9]+", part):
-            raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: invalid syntax")
-        value = int(part)
-        if not -(2 ** 63) <= value < 2 ** 63:
-            raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: value out of range")
-        arcs.append(value)
-    return arcs
-
-
-def oid_encodable(arcs: list[int]) -> bool:
-    """Whether Go's encoders accept the arcs: at least two, none negative, the first at most 2, the
-    second below 40 under 0 and 1 (``encoding/asn1``, ``cryptobyte``)."""
-    return len(arcs) >= 2 and min(arcs) >= 0 and arcs[0] <= 2 and (arcs[0] == 2 or arcs[1] < 40)
-
-
 def other_name(oid: str, value: str) -> x509.OtherName:
     """An otherName SAN whose value is ``[0] EXPLICIT UTF8String`` (what OpenBao writes for
     ``other_sans``); cryptography takes the inner value as DER, built here by hand.
@@ -194,14 +175,6 @@ def other_name(oid: str, value: str) -> x509.OtherName:
         raise internal_error(f"error marshaling other SANs: cryptobyte: invalid OID: {'.'.join(map(str, arcs))}")
     raw = value.encode()
     return x509.OtherName(x509.ObjectIdentifier(".".join(map(str, arcs))), _der_tlv(0x0C, raw))
-
-
-def _der_tlv(tag: int, body: bytes) -> bytes:
-    n = len(body)
-    if n < 0x80:
-        return bytes([tag, n]) + body
-    size = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([tag, 0x80 | len(size)]) + size + body
 
 
 # --------------------------------------------------------------------------------------- profile
@@ -235,28 +208,12 @@ def _key_usage(names: Iterable[str], is_ca: bool) -> x509.ExtensionType | None:
         return None
     agreement = "keyagreement" in wanted
     if not agreement and wanted & {"encipheronly", "decipheronly"}:
-        return _go_key_usage_der(wanted)
+        return go_key_usage_der(wanted)
     return x509.KeyUsage(
         digital_signature="digitalsignature" in wanted, content_commitment="contentcommitment" in wanted,
         key_encipherment="keyencipherment" in wanted, data_encipherment="dataencipherment" in wanted,
         key_agreement=agreement, key_cert_sign="certsign" in wanted, crl_sign="crlsign" in wanted,
         encipher_only=agreement and "encipheronly" in wanted, decipher_only=agreement and "decipheronly" in wanted)
-
-
-_GO_KEY_USAGE_BITS = ("digitalsignature", "contentcommitment", "keyencipherment", "dataencipherment",
-                      "keyagreement", "certsign", "crlsign", "encipheronly", "decipheronly")
-
-
-def _go_key_usage_der(wanted: set[str]) -> x509.UnrecognizedExtension:
-    """KeyUsage as Go's ``marshalKeyUsage`` writes it (bit i = ``1 << i`` of ``x509.KeyUsage``, a
-    minimal BIT STRING). Used for EncipherOnly/DecipherOnly without KeyAgreement, which Go writes
-    as asked and cryptography's builder refuses."""
-    value = sum(1 << i for i, name in enumerate(_GO_KEY_USAGE_BITS) if name in wanted)
-    data = bytes(int(f"{(value >> shift) & 0xFF:08b}"[::-1], 2) for shift in (0, 8))
-    data = data[:2] if data[1] else data[:1]
-    last = data[-1]
-    unused = (last & -last).bit_length() - 1 if last else 0
-    return x509.UnrecognizedExtension(x509.oid.ExtensionOID.KEY_USAGE, _der_tlv(0x03, bytes([unused]) + data))
 
 
 def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKeyUsage | None:
@@ -420,68 +377,6 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
                                  "invalid domain")
     algorithm = signature_hash(issuer_key, signature_bits)
     return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
-
-
-def name_constraints_extension(permitted_dns_domains: Sequence[str]) -> x509.ExtensionType:
-    """NameConstraints with these permitted dNSName subtrees, encoded as Go does (DER by hand, so a
-    ``*.x.test`` constraint cryptography's builder refuses is written as upstream writes it).
-
-    Raises 500 ``unable to parse created certificate: x509: failed to parse dnsName constraint
-    "<d>"`` for a name Go writes but its own parser then refuses (empty label, space, ...)."""
-    for domain in permitted_dns_domains:
-        trimmed = domain[1:] if domain.startswith(".") else domain
-        labels = trimmed.split(".") if trimmed else []
-        if any(not label or any(not 33 <= ord(c) <= 126 for c in label) for label in labels):
-            raise internal_error(f"unable to parse created certificate: x509: failed to parse dnsName constraint "
-                                 f"{go_quote(domain)}")
-    subtrees = b"".join(_der_tlv(0x30, _der_tlv(0x82, d.encode("utf-8"))) for d in permitted_dns_domains)
-    der = _der_tlv(0x30, _der_tlv(0xA0, subtrees))
-    return x509.UnrecognizedExtension(x509.oid.ExtensionOID.NAME_CONSTRAINTS, der)
-
-
-_NAME_CONSTRAINTS_OID = b"\x06\x03\x55\x1d\x1e"
-_KEY_USAGE_OID = b"\x06\x03\x55\x1d\x0f"
-
-
-def _extension_value_span(der: bytes, oid_der: bytes) -> tuple[int, int] | None:
-    """``(start, end)`` of the value inside the OCTET STRING of the extension with this OID."""
-    at = der.find(oid_der)
-    if at < 0:
-        return None
-    pos = at + len(oid_der)
-    if der[pos:pos + 3] == b"\x01\x01\xff":
-        pos += 3
-    size, pos = der[pos + 1], pos + 2
-    if size & 0x80:
-        n = size & 0x7F
-        size, pos = int.from_bytes(der[pos:pos + n], "big"), pos + n
-    return pos, pos + size
-
-
-def readable(cert: x509.Certificate) -> x509.Certificate:
-    """``cert``, or - when cryptography cannot decode its extensions although Go writes and reads
-    them - a copy it can read, for reading the OTHER extensions only (its signature no longer
-    verifies): each ``*`` of a NameConstraints replaced by ``x`` (dNSName constraints like
-    ``*.x.test``), KeyAgreement added to a KeyUsage holding EncipherOnly/DecipherOnly alone."""
-    try:
-        cert.extensions  # noqa: B018 - decoding them is the test
-        return cert
-    except ValueError:
-        pass
-    der = bytearray(cert.public_bytes(serialization.Encoding.DER))
-    span = _extension_value_span(bytes(der), _NAME_CONSTRAINTS_OID)
-    if span:
-        der[span[0]:span[1]] = der[span[0]:span[1]].replace(b"*", b"x")
-    span = _extension_value_span(bytes(der), _KEY_USAGE_OID)
-    if span and span[1] - span[0] >= 4:
-        bits = bytearray(der[span[0] + 3:span[1]])
-        bits[0] |= 0x08
-        der[span[0] + 2] = (bits[-1] & -bits[-1]).bit_length() - 1
-        der[span[0] + 3:span[1]] = bits
-    try:
-        return x509.load_der_x509_certificate(bytes(der))
-    except ValueError:
-        return cert
 
 
 def _go_san_order(sans: list[x509.GeneralName]) -> list[x509.GeneralName]:

@@ -298,7 +298,8 @@ def requests(draw) -> Req:
     elif kind == "verbatim_role":
         req = Req("POST", _p("/v1/", "{mount}", "/sign-verbatim/", role), draw(bodies(VERBATIM, csr)))
     elif kind == "verbatim_ref":
-        req = Req("POST", _p("/v1/", "{mount}", "/issuer/", ref, "/sign-verbatim"), draw(bodies(VERBATIM, csr)))
+        tail = draw(st.sampled_from([("/sign-verbatim",), ("/sign-verbatim/", role)]))
+        req = Req("POST", _p("/v1/", "{mount}", "/issuer/", ref, *tail), draw(bodies(VERBATIM, csr)))
     elif kind in ("revoke", "revoke_other"):
         mount = "{mount}" if kind == "revoke" else "{other}"
         req = Req("POST", _p("/v1/", mount, "/revoke"),
@@ -313,9 +314,11 @@ def requests(draw) -> Req:
         req = Req(draw(st.sampled_from(["GET", "GET", "DELETE"])), _p("/v1/", "{mount}", "/roles/", role))
     elif kind == "roles_list":
         req = Req("LIST", _p("/v1/", "{mount}", "/roles"))
-    elif kind == "ext_policy":
-        tail = draw(st.sampled_from(["issue", "sign", "sign-intermediate", "issue/p1"]))
-        req = Req("POST", _p("/v1/", "{mount}", "/external-policy/", tail), draw(bodies(LEAF, csr)))
+    elif kind == "ext_policy":  # Vault Enterprise paths: OpenBao answers 404
+        tail = draw(st.sampled_from(["issue", "sign", "sign-intermediate", "issue/p1", "sign/p1",
+                                     "sign-intermediate/p1"]))
+        prefix = draw(st.sampled_from([("/",), ("/issuer/", ref, "/")]))
+        req = Req("POST", _p("/v1/", "{mount}", *prefix, "external-policy/", tail), draw(bodies(LEAF, csr)))
     elif kind == "read":
         tail = draw(st.sampled_from([_p("/cert/", Ref("serial", draw(st.integers(0, 3)))),
                                      _p("/cert/", Ref("serial", 0), "/raw"), _p("/cert/", Ref("root_serial")),
