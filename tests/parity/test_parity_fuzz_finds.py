@@ -387,3 +387,18 @@ def test_a_lone_surrogate_escape_decodes_as_the_replacement_character(roles, bod
 def test_role_policy_identifiers_go_refuses(pki, value, error):
     pki.send("POST", "/v1/{mount}/roles/r1", json={"policy_identifiers": value}).same().expect(
         500, errors=[f"1 error occurred:\n\t* {error}\n\n"])
+
+
+# ----------------------------------------------------------------------------------- back-dating, EKU arcs
+
+@pytest.mark.parametrize("path, extra", [("sign-verbatim", {}), ("root/sign-intermediate", {"common_name": "x"})])
+def test_a_not_before_before_1950_is_written_as_generalized_time(pki, ec_csr, path, extra):
+    pki.send("POST", f"/v1/{{mount}}/{path}", json={"csr": ec_csr, "not_before_duration": "1000000h", **extra}).same(
+        cert_keys=CERT).expect(200).check(lambda side, r: _assert(
+            h.load_certificate(r.json()["data"]["certificate"]).not_valid_before_utc.year < 1950))
+
+
+@pytest.mark.parametrize("oids", ["-1.2", "1.2.2147483648", "1.2.840.113549.1.1.1.99999999999,1.2.3.abc"])
+def test_eku_oids_go_writes_but_cannot_read_back(pki, ec_csr, oids):
+    pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "ext_key_usage_oids": oids}).same().expect(
+        500, errors=["1 error occurred:\n\t* unable to parse created certificate: x509: invalid extended key usages\n\n"])

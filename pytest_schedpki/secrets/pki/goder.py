@@ -15,8 +15,10 @@ upstream's.
 
 from __future__ import annotations
 
+import datetime
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -131,3 +133,41 @@ def readable(cert: x509.Certificate) -> x509.Certificate:
         return x509.load_der_x509_certificate(bytes(der))
     except ValueError:
         return cert
+
+
+#: the notBefore written first when the real one is before 1950 (UTCTime 500101000000Z)
+PLACEHOLDER_NOT_BEFORE = datetime.datetime(1950, 1, 1, tzinfo=datetime.timezone.utc)
+_PLACEHOLDER_UTCTIME = b"\x17\x0d500101000000Z"
+
+
+def _element(der: bytes, pos: int) -> tuple[int, int]:
+    """``(content start, end)`` of the DER element at ``pos``."""
+    size, start = der[pos + 1], pos + 2
+    if size & 0x80:
+        n = size & 0x7F
+        size, start = int.from_bytes(der[start:start + n], "big"), start + n
+    return start, start + size
+
+
+def with_early_not_before(cert: x509.Certificate, not_before: datetime.datetime, issuer_key: Any,
+                          sign: Callable[[bytes], bytes]) -> x509.Certificate:
+    """``cert`` (built with :data:`PLACEHOLDER_NOT_BEFORE`) with its notBefore set to ``not_before``
+    (before 1950) as the GeneralizedTime Go writes, re-signed with ``sign(tbs) -> signature``:
+    a back-dating ``not_before_duration`` can reach back that far, and cryptography's builder
+    refuses such a date."""
+    der = cert.public_bytes(serialization.Encoding.DER)
+    tbs = cert.tbs_certificate_bytes
+    at = tbs.find(_PLACEHOLDER_UTCTIME)
+    if at < 2 or tbs[at - 2] != 0x30:
+        raise ValueError("The not valid before date must be on or after 1950 January 1.")
+    validity_end = at + tbs[at - 1]
+    when = not_before.astimezone(datetime.timezone.utc).strftime("%Y%m%d%H%M%SZ").rjust(15, "0")
+    validity = der_tlv(0x30, der_tlv(0x18, when.encode()) + tbs[at + len(_PLACEHOLDER_UTCTIME):validity_end])
+    content_start, _ = _element(tbs, 0)
+    new_tbs = der_tlv(0x30, tbs[content_start:at - 2] + validity + tbs[validity_end:])
+    outer_start, _ = _element(der, 0)
+    _, tbs_end = _element(der, outer_start)
+    _, algorithm_end = _element(der, tbs_end)
+    signature = sign(new_tbs)
+    body = new_tbs + der[tbs_end:algorithm_end] + der_tlv(0x03, b"\x00" + signature)
+    return x509.load_der_x509_certificate(der_tlv(0x30, body))

@@ -37,8 +37,15 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from ...godur import go_quote
 from ...gourl import x509_uri_invalid
 from ..wire import internal_error, user_error
+from .goder import (
+    PLACEHOLDER_NOT_BEFORE,
+    go_key_usage_der,
+    go_oid_arcs,
+    name_constraints_extension,
+    oid_encodable,
+    with_early_not_before,
+)
 from .goder import der_tlv as _der_tlv
-from .goder import go_key_usage_der, go_oid_arcs, name_constraints_extension, oid_encodable
 from .pem_codec import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
@@ -224,8 +231,11 @@ def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKe
             arcs = go_oid_arcs(text.strip())
         except ValueError:
             continue  # certutil skips OIDs whose arcs are not integers
-        if not oid_encodable(arcs):  # ... but x509.CreateCertificate cannot marshal these
+        if len(arcs) < 2 or arcs[0] > 2 or (arcs[0] < 2 and arcs[1] >= 40):  # encoding/asn1 refuses to marshal
             raise ValueError("asn1: structure error: invalid object identifier")
+        if not oid_encodable(arcs) or max(arcs) >= 2 ** 31 or 40 * arcs[0] + arcs[1] >= 2 ** 31:
+            # marshaled, but Go's parser reads arcs as non-negative 31-bit numbers only
+            raise internal_error("unable to parse created certificate: x509: invalid extended key usages")
         usages.append(x509.ObjectIdentifier(".".join(map(str, arcs))))
     return x509.ExtendedKeyUsage(usages) if usages else None
 
@@ -332,7 +342,9 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             aki_id = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
         except x509.ExtensionNotFound:
             aki_id = None
-    builder = (certificate_builder(not_before, not_after).subject_name(subject).issuer_name(issuer_name)
+    early = not_before < PLACEHOLDER_NOT_BEFORE  # before 1950: written by hand afterwards (goder)
+    builder = (certificate_builder(PLACEHOLDER_NOT_BEFORE if early else not_before, not_after)
+               .subject_name(subject).issuer_name(issuer_name)
                .public_key(public_key).serial_number(serial))
     ku = _key_usage(key_usage, is_ca)
     if ku is not None and wanted(x509.oid.ExtensionOID.KEY_USAGE):
@@ -376,7 +388,21 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             raise internal_error(f"unable to parse created certificate: x509: cannot parse URI {go_quote(uri)}: "
                                  "invalid domain")
     algorithm = signature_hash(issuer_key, signature_bits)
-    return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
+    pss = _pss_padding(issuer_key, use_pss, algorithm)
+    cert = builder.sign(issuer_key, algorithm, rsa_padding=pss)
+    if early:
+        cert = with_early_not_before(cert, not_before, issuer_key, lambda tbs: _sign_bytes(issuer_key, tbs, algorithm, pss))
+    return cert
+
+
+def _sign_bytes(key: Any, data: bytes, algorithm: hashes.HashAlgorithm | None, pss: Any) -> bytes:
+    """A signature over ``data`` as ``CertificateBuilder.sign`` makes it (RSA PKCS#1 v1.5 or PSS,
+    ECDSA, Ed25519)."""
+    if isinstance(key, rsa.RSAPrivateKey):
+        return key.sign(data, pss or padding.PKCS1v15(), algorithm)
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return key.sign(data, ec.ECDSA(algorithm))
+    return key.sign(data)
 
 
 def _go_san_order(sans: list[x509.GeneralName]) -> list[x509.GeneralName]:
