@@ -391,11 +391,12 @@ def test_role_policy_identifiers_go_refuses(pki, value, error):
 
 # ----------------------------------------------------------------------------------- back-dating, EKU arcs
 
-@pytest.mark.parametrize("path, extra", [("sign-verbatim", {}), ("root/sign-intermediate", {"common_name": "x"})])
-def test_a_not_before_before_1950_is_written_as_generalized_time(pki, ec_csr, path, extra):
-    pki.send("POST", f"/v1/{{mount}}/{path}", json={"csr": ec_csr, "not_before_duration": "1000000h", **extra}).same(
-        cert_keys=CERT).expect(200).check(lambda side, r: _assert(
-            h.load_certificate(r.json()["data"]["certificate"]).not_valid_before_utc.year < 1950))
+def test_a_not_before_before_1950_is_written_as_generalized_time(pki, ec_csr):
+    pki.create_role("old", {"allow_any_name": True, "key_type": "rsa", "not_before_duration": "1000000h"})
+    for path, body in (("root/sign-intermediate", {"csr": ec_csr, "common_name": "x", "not_before_duration": "1000000h"}),
+                       ("issue/old", {"common_name": "a"})):
+        pki.send("POST", f"/v1/{{mount}}/{path}", json=body).same(cert_keys=CERT).expect(200).check(
+            lambda side, r: _assert(h.load_certificate(r.json()["data"]["certificate"]).not_valid_before_utc.year < 1950))
 
 
 @pytest.mark.parametrize("oids", ["-1.2", "1.2.2147483648", "1.2.840.113549.1.1.1.99999999999,1.2.3.abc"])
