@@ -64,22 +64,28 @@ def time_quote(text: str | bytes) -> str:
 
 def go_quote(text: str) -> str:
     """Go's ``strconv.Quote`` (the ``%q`` verb): printable characters kept, ``"`` and ``\\`` escaped,
-    control characters as ``\\n``, ``\\t``, ``\\r`` or ``\\xNN``."""
+    control characters as ``\\n``, ``\\t``, ``\\r`` (also ``\\a \\b \\f \\v``) or ``\\xNN``, other
+    non-printable characters (a BOM, a zero-width space) as ``\\uNNNN`` / ``\\UNNNNNNNN``."""
     out = []
     for ch in text:
+        code = ord(ch)
         if ch in ('"', "\\"):
             out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
+        elif ch in _GO_CONTROL_ESCAPES:
+            out.append(_GO_CONTROL_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif ch == " " or ch.isprintable():
             out.append(ch)
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
+
+
+_GO_CONTROL_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                       "\v": "\\v"}
 
 
 def format_seconds(seconds: int | float) -> str:

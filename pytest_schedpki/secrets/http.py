@@ -31,6 +31,7 @@ from .framework.logical import (
     LogicalResponse,
     internal_error,
     json_response,
+    multierror_inner,
     permission_denied,
     user_error,
 )
@@ -256,15 +257,21 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
                               remote_addr=remote_addr, **kwargs)
 
     with service.lock:
-        if mount is None or operation not in ("update", "patch", "delete"):
-            result = router.handle(operation, inner, raw, make_request)
-        else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
-            saved = mount.backend.snapshot()
-            try:
+        try:
+            if mount is None or operation not in ("update", "patch", "delete"):
                 result = router.handle(operation, inner, raw, make_request)
-            except LogicalError:
-                mount.backend.restore(saved)
-                raise
+            else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
+                saved = mount.backend.snapshot()
+                try:
+                    result = router.handle(operation, inner, raw, make_request)
+                except LogicalError as exc:
+                    if not exc.keep_state:  # a handler may say its writes stand
+                        mount.backend.restore(saved)
+                    raise
+        except LogicalError as exc:
+            if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped
+                exc.errors = [multierror_inner(e) for e in exc.errors]
+            raise
     if result is None:
         raise LogicalError(404, [])
     return result

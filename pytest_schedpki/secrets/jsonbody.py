@@ -19,16 +19,40 @@ syntax error further on, as the limit trips while the tokens are read.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
+from ..golang.duration import go_quote
 from ..golang.json import JArr, JNum, JObj, JStr, decode_first_value
 from ..golang.scan import GoJSONError, first_value_end
 from .framework.fields import JsonNumber
 from .framework.logical import user_error
 
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
-_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber)
+
+
+class _NonFinite(Exception):
+    """Python's json reads ``NaN``/``Infinity``; Go's does not (raised by the decoder's hook)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber, parse_constant=_refuse_constant)
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?)(NaN|Infinity)')
+
+
+def _constant_error(text: str) -> str:
+    """Go's text for the first ``NaN``/``Infinity``/``-Infinity`` outside strings."""
+    for m in _CONSTANT.finditer(text):
+        if m.group(2):
+            _refuse_if_complex(text, m.start())
+            _refuse_overflow(text, m.start())
+            where = "in numeric literal" if m.group(1) else "looking for beginning of value"
+            return f"invalid character '{m.group(2)[0]}' {where}"
+    return "invalid character 'N' looking for beginning of value"
 
 MAX_JSON_STRINGS = 1000  # OpenBao's default max_request_json_strings
 MAX_JSON_MEMORY = 32 * 1024 * 1024 + 512 * 1024  # default max_request_json_memory (bytes, estimated)
@@ -110,7 +134,39 @@ def _first_value_deep(body: bytes) -> Any:
 
 
 def _char(ch: str) -> str:
-    return "'\\''" if ch == "'" else f"'{ch}'"
+    """Go's ``encoding/json`` quoteChar: the character between single quotes, escaped as
+    ``strconv.Quote`` does when not printable (a BOM reads ``'\\ufeff'``)."""
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + go_quote(ch)[1:-1] + "'"
+
+
+_NUMBER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?[0-9][0-9.eE+-]*)')
+
+
+def _overflow_before(text: str, end: int) -> str | None:
+    """The first number token of ``text[:end]`` outside strings that does not fit a float64 (Go
+    decodes the body into ``interface{}`` values number by number, so ``1e999`` fails there with
+    ``json: cannot unmarshal number 1e999 into Go value of type float64``), or None."""
+    if "e" not in text and "E" not in text and len(text) < 300:
+        return None
+    for m in _NUMBER_TOKEN.finditer(text, 0, end):
+        token = m.group(1)
+        if token and ("e" in token or "E" in token or len(token) > 300):
+            try:
+                if math.isinf(float(token)):
+                    return token
+            except ValueError:
+                continue
+    return None
+
+
+def _refuse_overflow(text: str, end: int) -> None:
+    token = _overflow_before(text, end)
+    if token is not None:
+        raise user_error(f"failed to decode JSON input: json: cannot unmarshal number {token} into Go value of type float64")
 
 
 def _literal_error(text: str, pos: int) -> str:
@@ -144,6 +200,24 @@ def _reason(exc: json.JSONDecodeError) -> str:
     return f"invalid character {_char(ch)} looking for beginning of value"
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """Go decodes an escaped surrogate that is not half of a pair (``"\\ud800"``) as U+FFFD;
+    Python keeps it (and could not encode it later)."""
+    if isinstance(value, JsonNumber):
+        return value
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
@@ -163,20 +237,27 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
                 break
             if text[pos] in _LITERALS and not text.startswith(_LITERALS[text[pos]], pos):
                 _refuse_if_complex(text, pos)
+                _refuse_overflow(text, pos)
                 raise user_error(f"failed to decode JSON input: {_literal_error(text, pos)}")
             value, pos = _DECODER.raw_decode(text, pos)
             if not seen:
                 first, seen = value, True
     except json.JSONDecodeError as exc:
         _refuse_if_complex(text, min(exc.pos, len(text)))
+        _refuse_overflow(text, min(exc.pos, len(text)))
         raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
+    except _NonFinite:
+        raise user_error(f"failed to decode JSON input: {_constant_error(text)}") from None
     except RecursionError:
         _refuse_if_complex(text, len(text))
         first = _first_value_deep(body)
     else:
         _refuse_if_complex(text, len(text))
+    _refuse_overflow(text, len(text))
     if first is None:
         return {}
+    if _ESCAPED_SURROGATE.search(text):
+        first = _without_lone_surrogates(first)
     if not isinstance(first, dict):
         kind = {list: "array", str: "string", bool: "bool", JsonNumber: "number"}.get(type(first), "value")
         raise user_error(f"failed to decode JSON input: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}")

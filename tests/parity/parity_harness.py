@@ -387,6 +387,50 @@ def _verifies(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
         return False
 
 
+_NC_OID = b"\x06\x03\x55\x1d\x1e"
+_KU_OID = b"\x06\x03\x55\x1d\x0f"
+
+
+def extension_value_der(cert: x509.Certificate, oid_der: bytes) -> bytes | None:
+    """The encoded value (inside the OCTET STRING) of the extension whose OID encodes as ``oid_der``
+    (e.g. ``06 03 55 1d 1e`` NameConstraints), read from the certificate's DER; None when absent."""
+    der = cert.public_bytes(serialization.Encoding.DER)
+    at = der.find(oid_der)
+    if at < 0:
+        return None
+    pos = at + len(oid_der)
+    if der[pos:pos + 3] == b"\x01\x01\xff":
+        pos += 3
+    size, pos = der[pos + 1], pos + 2
+    if size & 0x80:
+        n = size & 0x7F
+        size, pos = int.from_bytes(der[pos:pos + n], "big"), pos + n
+    return der[pos:pos + size]
+
+
+def _readable(cert: x509.Certificate) -> x509.Certificate:
+    """``cert``, or when cryptography cannot decode its extensions a copy it can read: ``*`` -> ``x``
+    in a NameConstraints (Go writes dNSName constraints with ``*``), KeyAgreement set in a KeyUsage
+    with EncipherOnly/DecipherOnly alone (Go writes what it is asked). :func:`cert_facts` then
+    reports the constraint's DER (``name_constraints_der``); KeyUsage bits are compared as encoded
+    by the differential fuzzer."""
+    try:
+        cert.extensions  # noqa: B018 - decoding them is the test
+        return cert
+    except ValueError:
+        der = cert.public_bytes(serialization.Encoding.DER)
+        value = extension_value_der(cert, _NC_OID)
+        if value is not None:
+            der = der.replace(value, value.replace(b"*", b"x"), 1)
+        value = extension_value_der(cert, _KU_OID)
+        if value is not None and len(value) >= 4:  # EncipherOnly/DecipherOnly without KeyAgreement
+            bits = bytearray(value[3:])
+            bits[0] |= 0x08
+            unused = (bits[-1] & -bits[-1]).bit_length() - 1
+            der = der.replace(value, value[:2] + bytes([unused]) + bytes(bits), 1)
+        return x509.load_der_x509_certificate(der)
+
+
 def cert_facts(cert: x509.Certificate | str | bytes, issuer: x509.Certificate | str | None = None) -> dict[str, Any]:
     """What two servers must agree on about a certificate they issued from the same request.
 
@@ -402,6 +446,8 @@ def cert_facts(cert: x509.Certificate | str | bytes, issuer: x509.Certificate | 
         cert = load_certificate(cert)
     if issuer is not None and not isinstance(issuer, x509.Certificate):
         issuer = load_certificate(issuer)
+    nc_der = extension_value_der(cert, _NC_OID)  # before any '*' is masked by _readable
+    cert, issuer = _readable(cert), _readable(issuer) if issuer is not None else None
     if issuer is None and cert.subject == cert.issuer:
         issuer = cert
     facts: dict[str, Any] = {
@@ -441,6 +487,7 @@ def cert_facts(cert: x509.Certificate | str | bytes, issuer: x509.Certificate | 
         elif isinstance(v, x509.NameConstraints):
             facts["name_constraints"] = {"permitted": [g.value for g in (v.permitted_subtrees or [])],
                                          "excluded": [g.value for g in (v.excluded_subtrees or [])]}
+            facts["name_constraints_der"] = (nc_der or b"").hex()
         elif isinstance(v, x509.AuthorityInformationAccess):
             facts["aia"] = [f"{d.access_method._name}:{d.access_location.value}" for d in v]
         elif isinstance(v, x509.CRLDistributionPoints):

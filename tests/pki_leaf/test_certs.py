@@ -44,8 +44,8 @@ def test_unknown_serials(bao):
     for suffix, content_type in (("raw", "application/pkix-cert"), ("raw/pem", "application/pem-certificate-chain")):
         r = bao.get(f"pki/cert/01:02:03/{suffix}")
         assert r.status_code == 204 and r.content == b"" and r.headers["Content-Type"] == content_type
-    r = bao.get("pki/cert/zz")
-    assert (r.status_code, r.json()) == (404, {"errors": ["1 error occurred:\n\t* unsupported path\n\n"]})
+    r = bao.get("pki/cert/zz")  # cert/* is a login path upstream: its errors are not wrapped
+    assert (r.status_code, r.json()) == (404, {"errors": ["unsupported path"]})
     assert bao.call("DELETE", "pki/cert/01:02:03").status_code == 405
 
 

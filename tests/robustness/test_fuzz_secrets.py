@@ -184,7 +184,10 @@ def _exchange(double, client, method, target, headers, body, context):
     before = secrets_fingerprint(double.secrets)
     reply = client.request(method, target, headers, body)
     check_secrets_reply(reply, method, context)
-    if reply.status >= 400:
+    # the one refusal upstream does not roll back: revoking an issuer's certificate the mount had not
+    # stored stores it, then answers 400 "adding issuer (id: ...) to its own CRL is not allowed"
+    stored_then_refused = reply.status == 400 and "to its own CRL is not allowed" in reply.text()
+    if reply.status >= 400 and not stored_then_refused:
         assert secrets_fingerprint(double.secrets) == before, f"rejected request changed state: {context} -> {reply.status} {reply.text()[:300]}"
     errors = double.pop_handler_errors()
     assert not errors, "\n".join(map(str, errors))

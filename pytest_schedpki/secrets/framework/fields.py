@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_schedpki.golang.duration import SECOND, GoDurationError, parse_duration
+from pytest_schedpki.golang.duration import SECOND, GoDurationError, go_quote, parse_duration
 
 from .logical import user_error
 
@@ -122,15 +122,25 @@ def _go_value_text(value: Any) -> str:
     return str(value)
 
 
+_INT_RANGE = "'' cannot parse value as 'int': strconv.ParseInt: value out of range"
+
+
+def _int64(number: int) -> int:
+    if not -(2 ** 63) <= number < 2 ** 63:
+        raise ConversionError(_INT_RANGE)
+    return number
+
+
 def to_int(value: Any) -> int:
     """mapstructure weak decode to int (strings via ``strconv.ParseInt(s, 0, 64)``)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, JsonNumber):
         try:
-            return int(str(value))
+            number = int(str(value))
         except ValueError:
             raise ConversionError(_INT_SYNTAX) from None
+        return _int64(number)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -139,9 +149,10 @@ def to_int(value: Any) -> int:
         if value == "":
             return 0
         try:
-            return int(value, 0)
+            number = int(value, 0)
         except ValueError:
             raise ConversionError(_INT_SYNTAX) from None
+        return _int64(number)
     if value is None:
         return 0
     raise _unconvertible("int", value)
@@ -160,10 +171,15 @@ def duration_seconds(value: Any, signed: bool = False) -> int:
     elif isinstance(value, str):
         if value == "":
             seconds = 0
-        elif re.fullmatch(r"[+-]?\d+", value):
+        elif re.fullmatch(r"[+-]?\d+", value) and -(2 ** 63) <= int(value) < 2 ** 63:
             seconds = int(value)
-        elif value.endswith("d") and re.fullmatch(r"[+-]?\d+", value[:-1] or "x"):
-            seconds = int(value[:-1]) * 86400
+        elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
+            days = value[:-1]
+            if not re.fullmatch(r"[+-]?\d+", days):
+                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
+            if not -(2 ** 63) <= int(days) < 2 ** 63:
+                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
+            seconds = int(days) * 86400
         else:
             try:
                 seconds = int(parse_duration(value) / SECOND)
@@ -195,6 +211,8 @@ def comma_string_slice(value: Any) -> list[str]:
         return []
     if isinstance(value, bool):
         return [to_string(value)]
+    if isinstance(value, dict) and not value:  # mapstructure: an empty map weakly decodes to an empty slice
+        return []
     if isinstance(value, dict):
         raise ConversionError("1 error(s) decoding:\n\n* '[0]' expected type 'string', got unconvertible type "
                               f"'map[string]interface {{}}', value: '{_go_map_text(value)}'")
@@ -274,7 +292,13 @@ class FieldData:
         """Convert every supplied value; raises the framework's 400 on the first failure."""
         for name, value in self.raw.items():
             field = self.schema.get(name)
-            if field is None or value is None:
+            if field is None:
+                continue
+            if value is None:  # Go weak-decodes JSON null to the type's zero value, and the field counts as sent
+                try:
+                    self._values[name] = convert(field.type, None)
+                except ConversionError:
+                    self._values[name] = _zero(field.type)
                 continue
             try:
                 self._values[name] = convert(field.type, value)
@@ -282,7 +306,8 @@ class FieldData:
                 raise user_error(f'Field validation failed: error converting input for field "{name}": {exc}') from None
 
     def get_ok(self, name: str) -> tuple[Any, bool]:
-        """``(value, True)`` when the request carried ``name`` (non-null), else ``(default, False)``."""
+        """``(value, True)`` when the request carried ``name`` (``null`` as the type's zero value, as
+        Go's framework reads it), else ``(default, False)``."""
         if name in self._values:
             return self._values[name], True
         field = self.schema.get(name)
@@ -302,7 +327,7 @@ class FieldData:
         return self.get_ok(name)[0]
 
     def sent(self, name: str) -> bool:
-        """Whether the request carried ``name`` with a non-null value."""
+        """Whether the request carried ``name`` (a ``null`` counts: Go sees the zero value)."""
         return name in self._values
 
 

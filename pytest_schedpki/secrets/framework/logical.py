@@ -35,6 +35,14 @@ def multierror_text(*messages: str) -> str:
     return f"{len(messages)} {noun} occurred:\n\t{body}\n\n"
 
 
+def multierror_inner(text: str) -> str:
+    """The message inside a one-error go-multierror text (``text`` itself when it is not one)."""
+    prefix, suffix = "1 error occurred:\n\t* ", "\n\n"
+    if text.startswith(prefix) and text.endswith(suffix):
+        return text[len(prefix):-len(suffix)]
+    return text
+
+
 class LogicalError(Exception):
     """An error answered as ``{"errors": errors}`` with ``status``.
 
@@ -49,6 +57,7 @@ class LogicalError(Exception):
         self.errors = errors
         self.headers = headers or {}
         self.body = body
+        self.keep_state = False  # True: the writes made before the error stand (upstream stored them)
 
     def to_response(self) -> Response:
         """The werkzeug response: JSON errors (or a raw body, e.g. HEAD's empty 405)."""

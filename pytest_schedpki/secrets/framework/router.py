@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +125,13 @@ class Path:
         self._regex = value
 
 
+def _special_path_regex(pattern: str) -> re.Pattern:
+    """A ``PathsSpecial`` entry as a regex: a trailing ``*`` is any suffix, ``+`` one segment."""
+    prefix = pattern.endswith("*")
+    parts = [("[^/]+" if seg == "+" else re.escape(seg)) for seg in pattern.rstrip("*").split("/")]
+    return re.compile("^" + "/".join(parts) + (".*" if prefix else "") + "$", re.S)
+
+
 class Router:
     """Ordered list of paths; the first full match wins (declare specific paths first).
 
@@ -133,8 +140,9 @@ class Router:
 
     _MAX_SEGMENTS = 1024  # candidate lists kept (request paths are client input)
 
-    def __init__(self, paths: list[Path]):
+    def __init__(self, paths: list[Path], unauthenticated: Iterable[str] = ()):
         self.paths = paths
+        self.unauthenticated = [_special_path_regex(p) for p in unauthenticated]
         self._candidates: dict[str, list[Path]] = {}
         self._known = len(paths)
 
@@ -160,7 +168,12 @@ class Router:
         return None
 
     def is_unauthenticated(self, path: str) -> bool:
-        """Whether ``path`` (mount-relative) is served without a token."""
+        """Whether ``path`` (mount-relative) is served without a token: its path says so, or it matches
+        one of the engine's ``PathsSpecial.Unauthenticated`` patterns (``cert/*`` covers paths no
+        handler serves, like ``cert/zz``). Upstream routes such paths as login requests, so their
+        errors are not wrapped in a multierror (see ``http.dispatch``)."""
+        if any(r.match(path) for r in self.unauthenticated):
+            return True
         found = self.match(path)
         return bool(found and found[0].unauthenticated)
 
@@ -195,6 +208,8 @@ class Router:
         ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
         replaced = sorted(k for k in captures if raw.get(k) is not None)
         merged = dict(raw)
+        if operation == "patch":  # a merge-patch null removes the key: the stored value stays
+            merged = {k: v for k, v in merged.items() if v is not None}
         merged.update(captures)
         data = FieldData(merged, route.fields)
         data.validate()

@@ -33,6 +33,15 @@ PATH_TABLES: tuple[Callable[[PkiBackend], list[Path]], ...] = (
     certs.paths)
 
 
+#: OpenBao's ``PathsSpecial.Unauthenticated`` of the PKI engine (builtin/logical/pki/backend.go):
+#: no token needed, and errors answered unwrapped (the router treats them as login paths)
+UNAUTHENTICATED = (
+    "cert/*", "ca/pem", "ca_chain", "ca", "crl/delta", "crl/delta/pem", "crl/pem", "crl", "issuer/+/crl/der",
+    "issuer/+/crl/pem", "issuer/+/crl", "issuer/+/crl/delta/der", "issuer/+/crl/delta/pem", "issuer/+/crl/delta",
+    "issuer/+/pem", "issuer/+/der", "issuer/+/json", "issuers/", "ocsp", "ocsp/*",
+)
+
+
 class PkiBackend:
     """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
 
@@ -50,7 +59,7 @@ class PkiBackend:
         paths: list[Path] = []
         for table in PATH_TABLES:
             paths.extend(table(self))
-        self.router = Router(paths)
+        self.router = Router(paths, UNAUTHENTICATED)
 
     def now(self) -> datetime.datetime:
         """The double's clock (aware UTC datetime)."""

@@ -15,7 +15,7 @@ from cryptography import x509 as cx509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding
 
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, user_error
+from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..codecs.x509 import (
@@ -55,6 +55,11 @@ PATH_ZERO_WARNING = ("Max path length of the generated certificate is zero. This
                      "intermediate CA certificates.")
 DELETE_ROOT_WARNING = ("DELETE /root deletes all keys and issuers; prefer the new DELETE /key/:key_ref and DELETE "
                        "/issuer/:issuer_ref for finer granularity, unless removal of all keys and issuers is desired.")
+
+#: a CA the double cannot hold: cryptography refuses to read a dNSName constraint with '*' (upstream
+#: signs and keeps it); docs/divergences.md
+WILDCARD_CONSTRAINT_ERROR = ("the double cannot keep a CA whose permitted_dns_domains contain '*': cryptography "
+                             "refuses to read such name constraints (see docs/divergences.md)")
 
 
 def signature_algorithm_name(cert: cx509.Certificate) -> str:
@@ -109,6 +114,8 @@ def _generate_root(backend: PkiBackend, req: LogicalRequest, rotate: bool = Fals
         permitted_dns_domains=data.get("permitted_dns_domains"), aia=aia,
         signature_bits=params.signature_bits if params.key_type == "rsa" else 0, use_pss=params.use_pss)
 
+    if any("*" in d for d in data.get("permitted_dns_domains")):  # docs/divergences.md
+        raise internal_error(WILDCARD_CONSTRAINT_ERROR)
     response = LogicalResponse(data={"expiration": int(cert.not_valid_after_utc.timestamp()),
                                      "serial_number": serial_to_hex(cert.serial_number)})
     for warning in warnings:

@@ -29,12 +29,26 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.url import x509_uri_invalid
+from pytest_schedpki.secrets.framework.logical import internal_error
+
 from .crl import build_crl, crl_der, crl_pem  # noqa: F401 - re-exported
 from .csr import build_csr, csr_pem, go_san_order, parse_csr  # noqa: F401 - re-exported
+from .goder import (
+    PLACEHOLDER_NOT_BEFORE,
+    go_key_usage_der,
+    go_oid_arcs,
+    name_constraints_extension,
+    oid_encodable,
+    with_early_not_before,
+)
+from .goder import der_tlv as _der_tlv
 from .keys import (  # noqa: F401 - re-exported
     EC_CURVES,
     RSA_BITS,
@@ -107,17 +121,18 @@ def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization
 
 def other_name(oid: str, value: str) -> x509.OtherName:
     """An otherName SAN whose value is ``[0] EXPLICIT UTF8String`` (what OpenBao writes for
-    ``other_sans``); cryptography takes the inner value as DER, built here by hand."""
+    ``other_sans``); cryptography takes the inner value as DER, built here by hand.
+
+    An OID Go cannot marshal raises 500 ``error marshaling other SANs: strconv.Atoi: parsing "":
+    invalid syntax`` / ``... cryptobyte: invalid OID: 1`` (upstream fails there too, at signing)."""
+    try:
+        arcs = go_oid_arcs(oid)
+    except ValueError as exc:
+        raise internal_error(f"error marshaling other SANs: {exc}") from None
+    if not oid_encodable(arcs):
+        raise internal_error(f"error marshaling other SANs: cryptobyte: invalid OID: {'.'.join(map(str, arcs))}")
     raw = value.encode()
-    return x509.OtherName(x509.ObjectIdentifier(oid), _der_tlv(0x0C, raw))
-
-
-def _der_tlv(tag: int, body: bytes) -> bytes:
-    n = len(body)
-    if n < 0x80:
-        return bytes([tag, n]) + body
-    size = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([tag, 0x80 | len(size)]) + size + body
+    return x509.OtherName(x509.ObjectIdentifier(".".join(map(str, arcs))), _der_tlv(0x0C, raw))
 
 
 # --------------------------------------------------------------------------------------- profile
@@ -142,7 +157,7 @@ EXT_KEY_USAGE_OIDS = {
 }
 
 
-def _key_usage(names: Iterable[str], is_ca: bool) -> x509.KeyUsage | None:
+def _key_usage(names: Iterable[str], is_ca: bool) -> x509.ExtensionType | None:
     wanted = {n.strip().lower() for n in names}
     if is_ca:
         wanted = {"certsign", "crlsign"} | ({"digitalsignature"} & wanted)
@@ -150,6 +165,8 @@ def _key_usage(names: Iterable[str], is_ca: bool) -> x509.KeyUsage | None:
     if not wanted:
         return None
     agreement = "keyagreement" in wanted
+    if not agreement and wanted & {"encipheronly", "decipheronly"}:
+        return go_key_usage_der(wanted)
     return x509.KeyUsage(
         digital_signature="digitalsignature" in wanted, content_commitment="contentcommitment" in wanted,
         key_encipherment="keyencipherment" in wanted, data_encipherment="dataencipherment" in wanted,
@@ -162,9 +179,15 @@ def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKe
     usages = [oid for name, oid in EXT_KEY_USAGE_OIDS.items() if name in wanted]
     for text in oids:
         try:
-            usages.append(x509.ObjectIdentifier(text.strip()))
+            arcs = go_oid_arcs(text.strip())
         except ValueError:
-            continue  # certutil skips OIDs it cannot parse
+            continue  # certutil skips OIDs whose arcs are not integers
+        if len(arcs) < 2 or arcs[0] > 2 or (arcs[0] < 2 and arcs[1] >= 40):  # encoding/asn1 refuses to marshal
+            raise ValueError("asn1: structure error: invalid object identifier")
+        if not oid_encodable(arcs) or max(arcs) >= 2 ** 31 or 40 * arcs[0] + arcs[1] >= 2 ** 31:
+            # marshaled, but Go's parser reads arcs as non-negative 31-bit numbers only
+            raise internal_error("unable to parse created certificate: x509: invalid extended key usages")
+        usages.append(x509.ObjectIdentifier(".".join(map(str, arcs))))
     return x509.ExtendedKeyUsage(usages) if usages else None
 
 
@@ -248,7 +271,9 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             aki_id = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
         except x509.ExtensionNotFound:
             aki_id = None
-    builder = (certificate_builder(not_before, not_after).subject_name(subject).issuer_name(issuer_name)
+    early = not_before < PLACEHOLDER_NOT_BEFORE  # before 1950: written by hand afterwards (goder)
+    builder = (certificate_builder(PLACEHOLDER_NOT_BEFORE if early else not_before, not_after)
+               .subject_name(subject).issuer_name(issuer_name)
                .public_key(public_key).serial_number(serial))
     ku = _key_usage(key_usage, is_ca)
     if ku is not None and wanted(x509.oid.ExtensionOID.KEY_USAGE):
@@ -272,8 +297,7 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
         builder = builder.add_extension(x509.SubjectAlternativeName(standard), critical=len(subject) == 0)
     if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
-        builder = builder.add_extension(
-            x509.NameConstraints([x509.DNSName(d) for d in permitted_dns_domains], None), critical=True)
+        builder = builder.add_extension(name_constraints_extension(permitted_dns_domains), critical=True)
     crl_dps = crl_distribution_points(aia)
     if crl_dps is not None and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
         builder = builder.add_extension(crl_dps, critical=False)
@@ -288,8 +312,26 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
             critical=False)
     for ext in extra_extensions:
         builder = builder.add_extension(ext.value, critical=ext.critical)
+    for uri in (s.value for s in sans if isinstance(s, x509.UniformResourceIdentifier)):
+        if x509_uri_invalid(uri):  # Go writes it, then cannot parse the certificate it made
+            raise internal_error(f"unable to parse created certificate: x509: cannot parse URI {go_quote(uri)}: "
+                                 "invalid domain")
     algorithm = signature_hash(issuer_key, signature_bits)
-    return builder.sign(issuer_key, algorithm, rsa_padding=_pss_padding(issuer_key, use_pss, algorithm))
+    pss = _pss_padding(issuer_key, use_pss, algorithm)
+    cert = builder.sign(issuer_key, algorithm, rsa_padding=pss)
+    if early:
+        cert = with_early_not_before(cert, not_before, issuer_key, lambda tbs: _sign_bytes(issuer_key, tbs, algorithm, pss))
+    return cert
+
+
+def _sign_bytes(key: Any, data: bytes, algorithm: hashes.HashAlgorithm | None, pss: Any) -> bytes:
+    """A signature over ``data`` as ``CertificateBuilder.sign`` makes it (RSA PKCS#1 v1.5 or PSS,
+    ECDSA, Ed25519)."""
+    if isinstance(key, rsa.RSAPrivateKey):
+        return key.sign(data, pss or padding.PKCS1v15(), algorithm)
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return key.sign(data, ec.ECDSA(algorithm))
+    return key.sign(data)
 
 
 def ip_general_name(text: str) -> x509.IPAddress:

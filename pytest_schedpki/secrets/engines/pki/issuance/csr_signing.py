@@ -23,7 +23,6 @@ below 2048 bits is refused). The helpers here:
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,6 +30,7 @@ from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 
 from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.url import GoURLError, go_url_string
 from pytest_schedpki.secrets.framework.logical import internal_error, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
@@ -152,24 +152,13 @@ def parse_skid(text: str) -> bytes:
     return bytes.fromhex(cleaned) if raw else b""
 
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
-
-
 def _go_url_parse_fails(uri: str) -> bool:
-    """The common ways Go's ``url.Parse`` refuses a string: control characters, an empty or
-    malformed scheme before the first ``:`` when the part before it cannot be a scheme and holds no
-    ``/`` (``missing protocol scheme`` / ``first path segment in URL cannot contain colon``), and
-    bad ``%`` escapes."""
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in uri):
+    """Whether Go's ``url.Parse`` refuses ``uri`` (:mod:`pytest_schedpki.golang.url`)."""
+    try:
+        go_url_string(uri)
+    except GoURLError:
         return True
-    if uri.startswith(":"):
-        return True
-    head = uri.split("#", 1)[0]
-    if ":" in head:
-        before = head.split(":", 1)[0]
-        if not _SCHEME.match(before) and "/" not in before and "?" not in before:
-            return True
-    return re.search(r"%(?![0-9A-Fa-f]{2})", head) is not None
+    return False
 
 
 def check_api_uris(uris: list[str]) -> None:

@@ -125,6 +125,8 @@ def _any_role_for_issue(role: Role, req: LogicalRequest) -> tuple[Role, bool]:
         raise user_error(ANY_KEY_TYPE_ERROR)
     key_type = req.data.get("key_type")
     key_bits = req.data.get("key_bits") if bits_sent else role.key_bits
+    if key_type == "any":  # passes the role check unvalidated; key generation refuses it (leaf.build_leaf)
+        return replace(role, key_type=key_type, key_bits=key_bits), False
     try:
         key_bits = pkix.validate_key_type_length(key_type, key_bits)
     except Exception as exc:
@@ -157,6 +159,15 @@ def _stored_key_pem(leaf: Any, data: dict[str, Any], fmt: str, private_key_forma
     if fmt != "der" and private_key_format != "pkcs8":
         return data["private_key"]
     return pkix.private_key_pem(leaf.private_key)
+
+
+def _lease_duration(backend: PkiBackend, not_after: Any) -> int:
+    """Seconds from the answer's time to NotAfter (``Secret.TTL``); a NotAfter already passed gives a
+    negative TTL, which the core replaces by the mount's default lease TTL (768h unless tuned), and
+    the mount's max lease TTL caps it."""
+    remaining = (not_after - backend.now()).total_seconds()
+    seconds = int(remaining) if remaining >= 0 else backend.mount.effective_default_ttl()
+    return min(seconds, backend.mount.effective_max_ttl())
 
 
 def _lease_id(backend: PkiBackend, req: LogicalRequest) -> str:
@@ -206,7 +217,7 @@ def handle_issue_sign(backend: PkiBackend, req: LogicalRequest, *, use_csr: bool
     response = LogicalResponse(data=data, warnings=warnings)
     if role.generate_lease:
         response.lease_id = _lease_id(backend, req)
-        response.lease_duration = max(0, int((leaf.certificate.not_valid_after_utc - now).total_seconds()))
+        response.lease_duration = _lease_duration(backend, leaf.certificate.not_valid_after_utc)
     serial = serial_to_hex(leaf.certificate.serial_number)
     # no_store certificates are kept unlisted (stored=False): the API never shows them, tests can inspect them
     backend.state.certs[serial] = CertRecord(

@@ -17,6 +17,8 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from pytest_schedpki.secrets.framework.logical import internal_error, user_error
+
 from ..codecs import x509 as pkix
 from ..model import serial_to_hex
 from .policy import UID_OID, LeafNames, PolicyError, resolve_names, resolve_user_ids
@@ -156,6 +158,8 @@ def build_leaf(*, role: Any, request: LeafRequest, issuer: SigningIssuer, now: d
         if explicit_not_before is not None:
             not_before = explicit_not_before
         check_order(not_before, not_after)
+        if role.key_type == "any":  # an `any` role asked for key_type `any`: certutil.GeneratePrivateKey
+            raise user_error("unknown key type: any")
         private_key, _, _ = pkix.generate_key(role.key_type, role.key_bits)
         public_key = private_key.public_key()
     else:
@@ -163,13 +167,17 @@ def build_leaf(*, role: Any, request: LeafRequest, issuer: SigningIssuer, now: d
     signature_bits = role.signature_bits
     if csr is None and isinstance(issuer.private_key, ec.EllipticCurvePrivateKey):
         signature_bits = 0  # CreateCertificate picks the curve's hash; SignCertificate honours the role's bits
-    certificate = pkix.sign_certificate(
-        issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=public_key,
-        subject=_subject(role, names, user_ids), serial=pkix.new_serial(),
-        not_before=_whole_seconds(not_before), not_after=_whole_seconds(not_after), sans=_sans(names),
-        key_usage=list(role.key_usage), ext_key_usage=_ext_key_usage_names(role),
-        ext_key_usage_oids=list(role.ext_key_usage_oids), aia=issuer.aia, signature_bits=signature_bits,
-        use_pss=role.use_pss, extra_extensions=_extra_extensions(role, issuer))
+    sans = _sans(names)
+    try:
+        certificate = pkix.sign_certificate(
+            issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=public_key,
+            subject=_subject(role, names, user_ids), serial=pkix.new_serial(),
+            not_before=_whole_seconds(not_before), not_after=_whole_seconds(not_after), sans=sans,
+            key_usage=list(role.key_usage), ext_key_usage=_ext_key_usage_names(role),
+            ext_key_usage_oids=list(role.ext_key_usage_oids), aia=issuer.aia, signature_bits=signature_bits,
+            use_pss=role.use_pss, extra_extensions=_extra_extensions(role, issuer))
+    except ValueError as exc:  # what Go's CreateCertificate refuses too (e.g. an EKU OID "0")
+        raise internal_error(f"unable to create certificate: {exc}") from None
     return Leaf(certificate=certificate, private_key=private_key, issuer=issuer, warnings=warnings)
 
 

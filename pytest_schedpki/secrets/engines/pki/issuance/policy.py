@@ -16,6 +16,7 @@ from typing import Any
 from cryptography import x509
 
 from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.url import GoURLError, go_url_string
 
 from ..codecs.x509 import key_type_of
 
@@ -67,6 +68,8 @@ def to_ascii(name: str) -> str:
     for label in name.split("."):
         if label == "":
             raise PolicyError(f"idna: invalid label {go_quote(name)}")
+        if "\ufffd" in label:  # what Go decoded from invalid text (or a lone surrogate escape)
+            raise PolicyError(f"idna: invalid label {go_quote(label)}")
         if not label.isascii():
             label = "xn--" + label.encode("punycode").decode("ascii")  # no mapping, as Go's bare profile
         elif label.lower().startswith("xn--"):
@@ -187,6 +190,8 @@ def check_other_sans(role: Any, requested: dict[str, list[str]]) -> None:
     except PolicyError as exc:
         raise PolicyError(f"error parsing role's allowed SANs: {exc}") from None
     for oid, values in requested.items():
+        if oid == "":  # upstream reports the refused OID by name; an empty one slips through unrefused
+            continue
         for value in values:
             if oid not in allowed:
                 raise PolicyError(f"other SAN OID {oid} not allowed by this role")
@@ -317,9 +322,13 @@ def _resolve_ips(role: Any, request: dict[str, Any], csr_sans: Any, names: LeafN
         ips = []
         for text in request.get("ip_sans") or []:
             try:
+                if "%" in text:  # Go's net.ParseIP takes no IPv6 zone (fe80::1%eth0)
+                    raise ValueError(text)
                 ips.append(ipaddress.ip_address(text))
             except ValueError:
                 raise PolicyError(f"the value {go_quote(text)} is not a valid IP address") from None
+    # Go keeps an IPv4-mapped IPv6 address as the IPv4 address it maps (net.IP.To4): 4 bytes in the SAN
+    ips = [getattr(ip, "ipv4_mapped", None) or ip for ip in ips]
     if ips and not role.allow_ip_sans:
         raise PolicyError(f"IP Subject Alternative Names are not allowed in this role, but was provided via {source}")
     if ips and role.allowed_ip_sans_cidr:
@@ -341,6 +350,14 @@ def _resolve_uris(role: Any, request: dict[str, Any], csr_sans: Any, names: Leaf
     for uri in uris:
         if not uri_allowed(role, uri):
             raise PolicyError(f"URI Subject Alternative Names were provided via {source} which are not valid for this role")
+    if csr_sans is None:  # url.Parse each; the certificate gets Go's uri.String() re-encoding
+        parsed = []
+        for uri in uris:
+            try:
+                parsed.append(go_url_string(uri))
+            except GoURLError:
+                raise PolicyError(f"the provided URI Subject Alternative Name {go_quote(uri)} is not a valid URI") from None
+        uris = parsed
     names.uris = uris
 
 

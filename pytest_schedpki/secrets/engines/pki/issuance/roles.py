@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.secrets.framework.fields import (
     BOOL,
     COMMA_STRING_SLICE,
@@ -35,6 +36,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import find_issuer
+from ..codecs.goder import go_oid_arcs, oid_encodable
 from ..enterprise.gate import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
 from .validity import ValidityError, parse_rfc3339
@@ -210,20 +212,28 @@ def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
 
 
 def _check_policy_identifier(text: str) -> None:
-    parts = text.split(".")
-    bad = next((p for p in parts if not re.fullmatch(r"[+-]?[0-9]+", p)), None)
-    if bad is None:
-        return
+    """certutil ``CreatePolicyInformationExtensionFromStorageStrings`` at role write: an OID (its
+    arcs through ``strconv.Atoi``) or a JSON object. 500 ``policy identifier "<t>" is neither a valid
+    OID: strconv.Atoi: parsing "<arc>": invalid syntax, Nor JSON Policy Identifier: <json error>``;
+    an OID Go cannot marshal (``0``, ``3.1``) -> 500 ``asn1: structure error: invalid object
+    identifier``."""
     try:
-        entry = json.loads(text)
-        if isinstance(entry, dict):
-            return
-        reason = "json: cannot unmarshal into Go value of type certutil.PolicyIdentifierWithQualifierEntry"
-    except ValueError:
-        first = text.lstrip()[:1]
-        reason = f"invalid character '{first}' looking for beginning of value" if first else "unexpected end of JSON input"
-    raise internal_error(f'policy identifier "{text}" is neither a valid OID: strconv.Atoi: parsing "{bad}": '
-                         f"invalid syntax, Nor JSON Policy Identifier: {reason}")
+        arcs = go_oid_arcs(text)
+    except ValueError as exc:
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            first = text.lstrip()[:1]
+            reason = f"invalid character '{first}' looking for beginning of value" if first else "unexpected end of JSON input"
+        else:
+            if isinstance(entry, dict) or entry is None:
+                return
+            kind = {list: "array", str: "string", bool: "bool"}.get(type(entry), "number")
+            reason = f"json: cannot unmarshal {kind} into Go value of type certutil.PolicyIdentifierWithQualifierEntry"
+        raise internal_error(f"policy identifier {go_quote(text)} is neither a valid OID: {exc}, "
+                             f"Nor JSON Policy Identifier: {reason}") from None
+    if not oid_encodable(arcs):
+        raise internal_error("asn1: structure error: invalid object identifier")
 
 
 def _cn_validations(values: list[str]) -> list[str]:

@@ -52,7 +52,13 @@ from typing import TYPE_CHECKING, Any
 from cryptography import x509
 
 from pytest_schedpki.secrets.framework.fields import BOOL, COMMA_STRING_SLICE, INT, STRING, Field
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, user_error
+from pytest_schedpki.secrets.framework.logical import (
+    LogicalError,
+    LogicalResponse,
+    internal_error,
+    multierror_inner,
+    user_error,
+)
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.ca_generate import NO_SUBJECT_WARNING
@@ -60,6 +66,7 @@ from ..authority.ca_import import AIA_WARNING
 from ..authority.ca_params import CA_COMMON_FIELDS
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
+from ..codecs.goder import readable
 from ..model import CertRecord, serial_to_hex
 from .csr_signing import (
     check_api_uris,
@@ -74,7 +81,14 @@ from .csr_signing import (
 )
 from .issue import signing_issuer
 from .leaf import FORMATS, SigningIssuer
-from .validity import ValidityError, ValidityRequest, backdated_not_before, leaf_not_after, leaf_not_before
+from .validity import (
+    ValidityError,
+    ValidityRequest,
+    backdated_not_before,
+    leaf_not_after,
+    leaf_not_before,
+    parse_rfc3339,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -104,15 +118,18 @@ FIELDS: dict[str, Field] = {
 def _validity(backend: PkiBackend, req: LogicalRequest, issuer: SigningIssuer, now: datetime.datetime
               ) -> tuple[datetime.datetime, datetime.datetime, list[str]]:
     """``(not_before, not_after, warnings)``: the role of this path carries the request's
-    ``not_before``/``not_after``/``ttl``; leaf_not_after_behavior is forced to ``permit``."""
+    ``not_before``/``not_after``/``ttl`` (so ``ttl`` + ``not_after`` is refused before ``not_after``
+    is parsed); leaf_not_after_behavior is forced to ``permit``."""
     data = req.data
     validity = ValidityRequest(
         now=now, issuer_not_after=issuer.certificate.not_valid_after_utc,
         mount_default_ttl=backend.mount.effective_default_ttl(), mount_max_ttl=backend.mount.effective_max_ttl(),
-        ttl=data.get("ttl"), not_after=data.get("not_after") if data.sent("not_after") else None,
+        ttl=data.get("ttl"), not_after=None, role_not_after=data.get("not_after"),
         role_ttl=data.get("ttl"), role_not_before=data.get("not_before"), not_after_bound="", not_before_bound="",
         leaf_not_after_behavior="permit")
     try:
+        if data.sent("not_after") and data.get("not_after") == "":  # sent empty (or null): still parsed
+            parse_rfc3339("")
         leaf_not_before(validity)  # parsed for its errors only: certutil back-dates from now
         not_after, warnings = leaf_not_after(validity)
     except ValidityError as exc:
@@ -148,8 +165,12 @@ def _ext_key_usage_names(req: LogicalRequest) -> list[str]:
 def _has_aia_urls(cert: x509.Certificate) -> bool:
     """Whether the certificate names any OCSP server, CA issuer URL or CRL distribution point (what
     Go's parser keeps in ``OCSPServer``/``IssuingCertificateURL``/``CRLDistributionPoints``)."""
-    for ext in cert.extensions:
-        value = ext.value
+    wanted = (x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS, x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS)
+    for oid in wanted:
+        try:
+            value = readable(cert).extensions.get_extension_for_oid(oid).value
+        except x509.ExtensionNotFound:
+            continue
         if isinstance(value, x509.AuthorityInformationAccess):
             if any(isinstance(d.access_location, x509.UniformResourceIdentifier) and d.access_method in (
                     x509.oid.AuthorityInformationAccessOID.OCSP, x509.oid.AuthorityInformationAccessOID.CA_ISSUERS)
@@ -189,7 +210,10 @@ def sign_intermediate(backend: PkiBackend, req: LogicalRequest) -> LogicalRespon
     if path_length < -1:
         raise internal_error(BAD_PATH_LENGTH)
 
-    others = [pkix.other_name(oid, v) for oid, values in names.other_sans.items() for v in values]
+    try:
+        others = [pkix.other_name(oid, v) for oid, values in names.other_sans.items() for v in values]
+    except LogicalError as exc:  # upstream's signing wraps the marshaling error
+        raise internal_error(f"error signing cert: {multierror_inner(exc.errors[0])}") from None
     if use_csr_values:
         subject = csr.subject
         sans = others + csr_standard_names(csr) if others else []
@@ -216,6 +240,8 @@ def sign_intermediate(backend: PkiBackend, req: LogicalRequest) -> LogicalRespon
             csr_extensions=copied)
     except ValueError as exc:  # what cryptography cannot encode (e.g. a not_after before 1950)
         raise internal_error(f"error signing cert: unable to create certificate: {exc}") from None
+    except LogicalError as exc:  # what Go writes but cannot read back: its signing wraps the error
+        raise internal_error(f"error signing cert: {multierror_inner(exc.errors[0])}") from None
 
     response = LogicalResponse(data=intermediate_response_data(cert, issuer, fmt))
     if cert.not_valid_after_utc > issuer.certificate.not_valid_after_utc:
@@ -227,7 +253,7 @@ def sign_intermediate(backend: PkiBackend, req: LogicalRequest) -> LogicalRespon
     serial = serial_to_hex(cert.serial_number)
     backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),
                                              issuer_id=issuer.issuer_id, issued_at=now, path=req.path)
-    if cert.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
+    if readable(cert).extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0:
         response.add_warning(PATH_ZERO_WARNING)
     for warning in ttl_warnings:
         response.add_warning(warning)

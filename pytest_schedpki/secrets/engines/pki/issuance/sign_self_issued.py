@@ -55,6 +55,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
+from ..codecs.goder import readable
 from ..codecs.pem import go_name_problem, invalid_public_key, name_error, pem_decode
 from .csr_signing import issuer_reference
 from .issue import signing_issuer
@@ -123,7 +124,7 @@ def parse_submitted(text: str) -> x509.Certificate:
             if size is None or size > len(der):
                 raise ValueError("truncated")
             certs.append(x509.load_der_x509_certificate(der[:size]))
-            list(certs[-1].extensions)
+            list(readable(certs[-1]).extensions)  # what Go reads although cryptography cannot
         except x509.InvalidVersion:  # Go: a version field above v3
             raise user_error("error parsing certificate: x509: invalid version") from None
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
@@ -140,7 +141,7 @@ def parse_submitted(text: str) -> x509.Certificate:
 
 def _extension(cert: x509.Certificate, kind: type) -> Any:
     try:
-        return cert.extensions.get_extension_for_class(kind)
+        return readable(cert).extensions.get_extension_for_class(kind)
     except x509.ExtensionNotFound:
         return None
 

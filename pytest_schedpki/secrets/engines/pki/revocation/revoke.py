@@ -64,7 +64,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from pytest_schedpki.secrets.framework.fields import INT, STRING, Field
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, not_found, user_error
+from pytest_schedpki.secrets.framework.logical import (
+    LogicalError,
+    LogicalResponse,
+    internal_error,
+    not_found,
+    user_error,
+)
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..certs import list_page
@@ -196,7 +202,13 @@ def _revoke(backend: PkiBackend, req: LogicalRequest, with_key: bool) -> Logical
         check_key_matches(parse_revocation_key(key_pem), cert)
     if to_store is not None:
         backend.state.certs[to_store.serial_number] = to_store
-    return revoke_certificate(backend, cert)
+    try:
+        return revoke_certificate(backend, cert)
+    except LogicalError as exc:
+        # upstream wrote the presented certificate to storage before refusing (e.g. an issuer of
+        # this mount signed elsewhere): it stays stored and listed
+        exc.keep_state = to_store is not None
+        raise
 
 
 def _list_revoked(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:

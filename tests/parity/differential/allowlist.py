@@ -1,0 +1,100 @@
+"""Intentional divergences the differential fuzzer accepts, each pointing at its row of
+``docs/divergences.md`` (the row's first cell, checked by ``test_differential.py``).
+
+An entry matches only when EVERY difference found for a request is explained by it: a narrow
+predicate over the request and both answers. Anything not listed fails the fuzzer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import parity_harness as h
+import requests as http
+
+from .requests_gen import Req
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """``row``: the first cell of the divergences.md row; ``applies(req, bao, double, problems)``."""
+
+    row: str
+    applies: Callable[[Req, http.Response, http.Response, list[str]], bool]
+
+
+def _errors(resp: http.Response) -> list[str]:
+    j = h.body_json(resp)
+    return j.get("errors") or [] if isinstance(j, dict) else []
+
+
+def _both_error_texts(bao_has: str, double_has: str) -> Callable:
+    """Same status, one error each: bao's contains ``bao_has``, the double's ``double_has``."""
+
+    def applies(req, bao, double, problems) -> bool:
+        be, de = _errors(bao), _errors(double)
+        return (bao.status_code == double.status_code and len(be) == len(de) == 1 and bao_has in be[0]
+                and double_has in de[0] and all(p.startswith(("errors:", "value differs at $.errors")) for p in problems))
+
+    return applies
+
+
+_FIELD_ERROR = re.compile(r'^Field validation failed: error converting input for field "([^"]+)": ')
+
+
+def _another_invalid_field(req, bao, double, problems) -> bool:
+    """Both refuse the request for a field that fails conversion, naming different fields that were
+    both sent: Go meets them in random map order."""
+    be, de = _errors(bao), _errors(double)
+    if not (bao.status_code == double.status_code == 400 and len(be) == len(de) == 1):
+        return False
+    bm, dm = _FIELD_ERROR.match(be[0]), _FIELD_ERROR.match(de[0])
+    body = req.body if isinstance(req.body, dict) else getattr(req.body, "value", None)
+    return bool(bm and dm and isinstance(body, dict) and bm.group(1) in body and dm.group(1) in body
+                and bm.group(1) != dm.group(1))
+
+
+def _san_facts(resp: http.Response) -> dict | None:
+    data = (h.body_json(resp) or {}).get("data") or {}
+    try:
+        san = dict(h.cert_facts(data["certificate"]).get("san", {}))
+    except Exception:  # noqa: BLE001 - no certificate: not this divergence
+        return None
+    san["other"] = sorted(san.get("other", []))
+    return san
+
+
+_OID_REFUSED = re.compile(r"^other SAN OID (\S+) not allowed by this role$")
+
+
+def _other_sans_order(req, bao, double, problems) -> bool:
+    """The certificates differ only in the order of otherName SANs with several OIDs, or the role
+    refuses a different one of the requested OIDs first (Go walks its map of OIDs in random order)."""
+    be, de = _errors(bao), _errors(double)
+    if bao.status_code == double.status_code == 400 and len(be) == len(de) == 1:
+        bm, dm = _OID_REFUSED.match(be[0]), _OID_REFUSED.match(de[0])
+        body = req.body if isinstance(req.body, dict) else {}
+        wanted = str(body.get("other_sans", ""))
+        return bool(bm and dm and bm.group(1) + ";" in wanted and dm.group(1) + ";" in wanted)
+    if not all(p.startswith("certificate.san:") for p in problems):
+        return False
+    bs, ds = _san_facts(bao), _san_facts(double)
+    return bs is not None and bs == ds and len(bs.get("other", [])) > 1
+
+
+ENTRIES: list[Allowed] = [
+    Allowed("order of other SANs with several OIDs", _other_sans_order),
+    Allowed("several fields that fail conversion in one request", _another_invalid_field),
+    Allowed("CSR/certificate parse errors",
+            _both_error_texts("could not be parsed", "could not be parsed")),
+]
+
+
+def match(req: Req, bao: http.Response, double: http.Response, problems: list[str]) -> str | None:
+    """The divergences.md row explaining every problem of this exchange, or ``None``."""
+    for entry in ENTRIES:
+        if entry.applies(req, bao, double, problems):
+            return entry.row
+    return None

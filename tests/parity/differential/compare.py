@@ -1,0 +1,138 @@
+"""The differential normaliser: two servers' answers to the same request, compared.
+
+On top of the parity harness's comparison (status, ``Content-Type``/``Cache-Control``, top-level
+keys, ``data`` key types, error and warning texts, the whole body after
+``parity_harness.normalise``, and ``cert_facts`` of every certificate):
+
+* **identities are mapped, not just masked**: every serial (colon and hyphen forms), issuer id and
+  key id the double handed out in this sequence is replaced by the real server's counterpart
+  before comparing, so "revoked the right certificate" and "named the right issuer" are checked;
+* **times are tolerated by the request's own duration**: certificate validity lengths and
+  ``lease_duration`` may differ by the seconds both requests took plus 2 s (the two servers do not
+  answer in the same second);
+* **KeyUsage is compared as encoded**: the raw BIT STRING, because cryptography hides
+  EncipherOnly/DecipherOnly without KeyAgreement.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import parity_harness as h
+import requests as http
+
+CERT_KEYS = ("certificate", "issuing_ca", "ca_chain")
+_KU_OID = b"\x06\x03\x55\x1d\x0f"
+
+
+def key_usage_bits(cert_text: str) -> str | None:
+    """Hex of the KeyUsage extension's value as encoded in the certificate (``None``: absent)."""
+    try:
+        from cryptography.hazmat.primitives.serialization import Encoding
+
+        der = h.load_certificate(cert_text).public_bytes(Encoding.DER)
+    except Exception:  # noqa: BLE001 - unparseable certificates are reported by cert_facts
+        return None
+    at = der.find(_KU_OID)
+    if at < 0:
+        return None
+    rest = der[at + len(_KU_OID):]
+    if rest[:3] == b"\x01\x01\xff":
+        rest = rest[3:]
+    if rest[:1] != b"\x04":
+        return None
+    return rest[2:2 + rest[1]].hex()
+
+
+def id_mapping(real_vars: dict[str, Any], double_vars: dict[str, Any]) -> dict[str, str]:
+    """``{double value: real value}`` for the serials, issuer ids and key ids of one sequence."""
+    mapping: dict[str, str] = {}
+    pairs = [(double_vars.get(k), real_vars.get(k)) for k in ("root_id", "root_key_id", "root_serial",
+                                                               "other_root_id", "other_root_serial")]
+    pairs += [(d[0], r[0]) for d, r in zip(double_vars.get("issued", []), real_vars.get("issued", []), strict=False)]
+    for dv, rv in pairs:
+        if isinstance(dv, str) and isinstance(rv, str) and dv and rv:
+            mapping[dv] = rv
+            if ":" in dv:
+                mapping[dv.replace(":", "-")] = rv.replace(":", "-")
+    return mapping
+
+
+def _mapped_json(resp: http.Response, mapping: dict[str, str]) -> Any:
+    text = resp.text
+    for dv, rv in mapping.items():
+        text = text.replace(dv, rv)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _tolerate(rj: Any, dj: Any, tolerance: float) -> None:
+    """Make ``lease_duration`` equal on both sides when within ``tolerance`` seconds."""
+    if isinstance(rj, dict) and isinstance(dj, dict):
+        a, b = rj.get("lease_duration"), dj.get("lease_duration")
+        if isinstance(a, int) and isinstance(b, int) and abs(a - b) <= tolerance:
+            dj["lease_duration"] = a
+
+
+def compare(real: http.Response, double: http.Response, mapping: dict[str, str], tolerance: float) -> list[str]:
+    """Every difference between the two answers (empty list: they agree)."""
+    problems: list[str] = []
+    if real.status_code != double.status_code:
+        problems.append(f"status: bao {real.status_code} != double {double.status_code}")
+    for name in h.COMPARED_HEADERS:
+        if real.headers.get(name) != double.headers.get(name):
+            problems.append(f"header {name}: bao {real.headers.get(name)!r} != double {double.headers.get(name)!r}")
+    rj, dj = h.body_json(real), _mapped_json(double, mapping)
+    if (rj is None) != (dj is None):
+        problems.append("body: one side is JSON, the other is not "
+                        f"(bao {real.content[:80]!r}, double {double.content[:80]!r})")
+        return problems
+    if rj is None:
+        rk, dk = h.raw_kind(real.content), h.raw_kind(double.content)
+        if "facts" in rk and "facts" in dk:
+            if abs(rk["facts"]["validity_seconds"] - dk["facts"]["validity_seconds"]) > tolerance:
+                problems.append("raw certificate validity differs")
+            rk, dk = dict(rk, facts=h._without_validity(rk["facts"])), dict(dk, facts=h._without_validity(dk["facts"]))
+        if rk != dk:
+            problems.append(f"raw body: bao {rk} != double {dk}")
+        return problems
+    _tolerate(rj, dj, tolerance)
+    problems += h._compare_json(rj, dj, (), False)
+    if isinstance(rj, dict) and isinstance(dj, dict):
+        rd, dd = rj.get("data"), dj.get("data")
+        problems += h._compare_certs(_certificates_only(rd), _certificates_only(dd), CERT_KEYS, int(tolerance))
+        if isinstance(rd, dict) and isinstance(dd, dict) and isinstance(rd.get("certificate"), str) \
+                and isinstance(dd.get("certificate"), str):
+            rku, dku = key_usage_bits(rd["certificate"]), key_usage_bits(dd["certificate"])
+            if rku != dku:
+                problems.append(f"certificate KeyUsage bits: bao {rku} != double {dku}")
+    return problems
+
+
+def _certificates_only(data: Any) -> Any:
+    """``data`` without the :data:`CERT_KEYS` values that hold no certificate (``cert/crl`` answers
+    its CRL under ``certificate``; the PEM block types are compared by the body comparison)."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for key in CERT_KEYS:
+        values = out.get(key)
+        items = values if isinstance(values, list) else [values]
+        if any(isinstance(v, str) and "-----BEGIN" in v and "BEGIN CERTIFICATE-----" not in v for v in items):
+            out.pop(key)
+    return out
+
+
+def summary(resp: http.Response) -> str:
+    """A printable answer for reproductions: status, content type and the body (shortened)."""
+    j = h.body_json(resp)
+    if j is not None:
+        body = json.dumps(h.normalise(j), sort_keys=True)
+    else:
+        body = repr(resp.content[:300])
+    if len(body) > 1500:
+        body = body[:1500] + "...(cut)"
+    return f"{resp.status_code} {resp.headers.get('Content-Type')} {body}"

@@ -1,0 +1,106 @@
+"""Differential fuzzing: Hypothesis-generated PKI request sequences sent to a real ``bao server -dev``
+and to the double, set up identically per sequence, every answer compared (see
+``tests/parity/differential/``). A difference the allow-list does not name fails with the whole
+sequence and both answers printed; Hypothesis shrinks it to a minimal sequence first.
+
+The CI profile is small and derandomized (the same sequences every run, so no flakiness);
+``SCHEDPKI_DIFF_SCALE=10`` runs ten times as many random sequences. ``scripts/differential.py``
+does long runs by seed and prints ``A/N agree``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import parity_harness as h
+import pytest
+import requests
+from differential import allowlist, compare
+from differential.requests_gen import Ref, Req, dump_body, sequences
+from differential.runner import Runner, reproduction
+from hypothesis import HealthCheck, given, settings
+
+SELFCHECK = os.environ.get("SCHEDPKI_PARITY_SELFCHECK", "") not in ("", "0")
+SCALE = float(os.environ.get("SCHEDPKI_DIFF_SCALE", "1") or 1)
+EXAMPLES = max(1, int(10 * SCALE))
+DIVERGENCES = Path(__file__).resolve().parents[2] / "docs" / "divergences.md"
+
+
+@pytest.fixture(scope="module")
+def runner(request, bao_server):
+    """Both servers (in self-check mode a second real server stands in for the double)."""
+    if SELFCHECK:
+        return Runner(bao_server.url, None, request.getfixturevalue("second_bao_server").url)
+    return Runner(bao_server.url, request.getfixturevalue("double_server"))
+
+
+@pytest.mark.parity
+def test_random_request_sequences_get_the_same_answers(runner):
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SCALE == 1, print_blob=True,
+              suppress_health_check=list(HealthCheck))
+    @given(sequences(1, 6))
+    def check(seq):
+        outcomes = runner.run(seq, stop_at_first=True)
+        if outcomes and not outcomes[-1].agree:
+            raise AssertionError(reproduction(outcomes))
+
+    check()
+
+
+# ------------------------------------------------------------------ the comparison itself (no server)
+
+def _response(status: int, body, content_type: str = "application/json") -> requests.Response:
+    resp = requests.Response()
+    resp.status_code = status
+    resp.headers["Content-Type"] = content_type
+    resp._content = (json.dumps(body) + "\n").encode() if not isinstance(body, bytes) else body
+    return resp
+
+
+def test_every_allowed_divergence_points_at_a_row_of_divergences_md():
+    rows = {m.group(1).strip() for m in re.finditer(r"^\| ([^|]+) \|", DIVERGENCES.read_text(), re.M)}
+    assert allowlist.ENTRIES
+    for entry in allowlist.ENTRIES:
+        assert entry.row in rows, f"allow-list row {entry.row!r} is not a row of docs/divergences.md"
+
+
+def test_serials_of_the_double_are_mapped_to_the_real_servers_before_comparing():
+    real_vars = {"issued": [("aa:bb:cc:dd:ee", "pem", None)], "root_id": "1" * 8 + "-1111-1111-1111-" + "1" * 12}
+    double_vars = {"issued": [("11:22:33:44:55", "pem", None)], "root_id": "2" * 8 + "-2222-2222-2222-" + "2" * 12}
+    mapping = compare.id_mapping(real_vars, double_vars)
+    real = _response(400, {"errors": ["certificate aa-bb-cc-dd-ee already revoked"]})
+    same = _response(400, {"errors": ["certificate 11-22-33-44-55 already revoked"]})
+    assert compare.compare(real, same, mapping, 2) == []
+    other = _response(400, {"errors": ["certificate 99-22-33-44-55 already revoked"]})
+    assert compare.compare(real, other, mapping, 2) != []
+
+
+def test_lease_duration_is_tolerated_by_the_request_duration_and_nothing_else():
+    real = _response(200, {"lease_duration": 3600, "data": {"a": 1}})
+    assert compare.compare(real, _response(200, {"lease_duration": 3598, "data": {"a": 1}}), {}, 2) == []
+    assert compare.compare(real, _response(200, {"lease_duration": 3590, "data": {"a": 1}}), {}, 2) != []
+    assert compare.compare(real, _response(200, {"lease_duration": 3600, "data": {"a": "1"}}), {}, 2) != []
+
+
+def test_status_error_texts_and_warnings_are_compared_exactly():
+    real = _response(400, {"errors": ["unknown role: x"]})
+    assert compare.compare(real, _response(400, {"errors": ["unknown role: y"]}), {}, 2) != []
+    assert compare.compare(real, _response(500, {"errors": ["unknown role: x"]}), {}, 2) != []
+    warn = _response(200, {"data": {}, "warnings": ["a"]})
+    assert compare.compare(warn, _response(200, {"data": {}, "warnings": ["b"]}), {}, 2) != []
+
+
+def test_key_usage_is_compared_as_encoded():
+    pem = h.self_signed_ca(h.ec_key(), "ku")
+    assert compare.key_usage_bits(pem) == "03020106"  # CertSign + CRLSign
+
+
+def test_requests_are_shown_with_their_references_and_raw_tokens():
+    from differential.requests_gen import Raw, RawNumber
+
+    req = Req("POST", ["/v1/", "{mount}", "/revoke"], {"serial_number": Ref("serial", 2), "n": RawNumber("1e999")})
+    assert req.show() == 'POST /v1/{mount}/revoke {"serial_number":"<serial#2>","n":1e999}'
+    assert dump_body(Raw(value={"a": 1}, prefix="\ufeff")) == '\ufeff{"a":1}'
