@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from .clock import warm_up_datetime_types
 from .double import Double
 from .handle import SchedpkiHandle
 from .tls import create_tls_material
@@ -57,6 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # before any test can freeze time, in every process (xdist workers run this hook too)
+    warm_up_datetime_types()
     config.addinivalue_line(
         "markers",
         "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False): per-test seeds "
