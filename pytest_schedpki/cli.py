@@ -102,6 +102,8 @@ def serve(args: argparse.Namespace) -> int:
                      ssl_context=material.server_context() if material else None)
     except OSError as exc:
         print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
+        if material:
+            material.cleanup()
         return 1
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -115,6 +117,8 @@ def serve(args: argparse.Namespace) -> int:
         pass
     double.faults.clear()  # release hanging requests before shutdown
     double.stop()
+    if material:
+        material.cleanup()  # the CA and certificate files printed above
     print("schedpki: stopped", flush=True)
     return 0
 

@@ -104,13 +104,15 @@ def schedpki_double(schedpki_settings: Settings):
     for seed in schedpki_settings.seeds:
         double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
-    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
-    double.save_baseline()
     try:
+        double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
+        double.save_baseline()
         yield double
     finally:
         double.faults.clear()  # release hanging requests before shutdown
         double.stop()
+        if double.tls is not None:
+            double.tls.cleanup()  # the CA and certificate files: nothing of the session stays on disk
 
 
 @pytest.fixture
