@@ -38,13 +38,13 @@ def load_seed_file(path: str | os.PathLike) -> dict[str, Any]:
         with open(source, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)
     except OSError as exc:
-        raise SeedError(source, "<file>", f"cannot read file: {exc.strerror or exc}") from None
+        raise SeedError(source, "", f"cannot read file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise SeedError(source, "<file>", f"invalid YAML: {exc}") from None
+        raise SeedError(source, "", f"invalid YAML: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SeedError(source, "<top level>", f"expected a mapping, got {type(data).__name__}")
+        raise SeedError(source, "", f"the top level must be a mapping, got {type(data).__name__}")
     return data
 
 
@@ -54,7 +54,7 @@ def apply_seed(double: Double, data: dict[str, Any], source: str = "<dict>") -> 
     Unknown top-level sections raise SeedError (a typo would otherwise silently seed nothing).
     """
     if not isinstance(data, dict):
-        raise SeedError(source, "<top level>", f"expected a mapping, got {type(data).__name__}")
+        raise SeedError(source, "", f"the top level must be a mapping, got {type(data).__name__}")
     for key in data:
         if key not in SECTIONS:
             raise SeedError(source, str(key), f"unknown section; expected one of: {', '.join(SECTIONS)}")
