@@ -17,16 +17,7 @@ import threading
 
 from .double import Double
 from .errors import SeedError
-
-
-def default_seed_path() -> str:
-    """Path of the seed loaded when ``--seed`` is not given (packaged ``default_seed.yaml``)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "default_seed.yaml")
-    if os.path.exists(path):
-        return path
-    from importlib import resources  # a zipped install: slower, so only when needed
-
-    return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
+from .seed import default_seed_path
 
 
 def package_version() -> str:

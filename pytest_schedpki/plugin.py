@@ -4,7 +4,7 @@ Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_seed`` (paths relative to
-  the rootdir), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
+  the rootdir; ``default`` names the packaged seed that ``schedpki serve`` loads), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
@@ -23,6 +23,7 @@ import pytest
 from .clock import warm_up_datetime_types
 from .double import Double
 from .handle import SchedpkiHandle
+from .seed import is_default_seed
 from .tls import create_tls_material
 
 
@@ -54,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
                   default="")
     parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
-    parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
+    parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir; "
+                  "'default' = the packaged seed of schedpki serve)", type="linelist", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -72,7 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     """The session settings (override this fixture to change host, tokens or seeds)."""
     root = str(pytestconfig.rootpath)
-    seeds = [p if os.path.isabs(p) else os.path.join(root, p) for p in pytestconfig.getini("schedpki_seed")]
+    seeds = [p if os.path.isabs(p) or is_default_seed(p) else os.path.join(root, p)
+             for p in pytestconfig.getini("schedpki_seed")]
     return Settings(
         host=pytestconfig.getini("schedpki_host"),
         management_token=pytestconfig.getini("schedpki_management_token"),
@@ -139,7 +142,7 @@ def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) 
         raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
     seeds = kwargs.get("seed")
     for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
-        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed):
+        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):
             seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
         double.seed(seed)
     if kwargs.get("lag") is not None:

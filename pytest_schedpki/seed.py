@@ -23,6 +23,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from .double import Double
 
 SECTIONS = ("scheduler", "secrets")
+DEFAULT_SEED = "default"  # names the packaged seed wherever a seed path is accepted
+
+
+def default_seed_path() -> str:
+    """Path of the packaged ``default_seed.yaml`` (what ``schedpki serve`` loads without ``--seed``,
+    and what the seed name ``"default"`` means: ini ``schedpki_seed = default``, marker
+    ``seed="default"``, ``schedpki.seed("default")``, ``--seed default``)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "default_seed.yaml")
+    if os.path.exists(path):
+        return path
+    from importlib import resources  # a zipped install: slower, so only when needed
+
+    return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
+
+
+def is_default_seed(seed: object) -> bool:
+    """Whether ``seed`` is the name of the packaged seed (the string ``"default"``)."""
+    return isinstance(seed, str) and seed == DEFAULT_SEED
 
 
 def load_seed_file(path: str | os.PathLike) -> dict[str, Any]:
@@ -68,7 +86,10 @@ def apply_seed(double: Double, data: dict[str, Any], source: str = "<dict>") -> 
 
 
 def seed_from(double: Double, seed: str | os.PathLike | dict[str, Any]) -> None:
-    """Seed ``double`` from a file path or an already parsed mapping."""
+    """Seed ``double`` from a file path, ``"default"`` (the packaged seed: :func:`default_seed_path`)
+    or an already parsed mapping."""
+    if is_default_seed(seed):
+        seed = default_seed_path()
     if isinstance(seed, dict):
         apply_seed(double, seed, "<dict>")
     else:
