@@ -34,8 +34,8 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_command():
     assert README.index("```bash") < README.index("\n## ")
     serve, tests = (line.split("#")[0].strip() for line in first_block)
     assert serve == "pip install . && schedpki serve"
-    assert tests == 'pip install -e ".[test,parity]" && python -m pytest'
-    ci = (ROOT / ".ci" / "run").read_text()
+    assert tests == 'pip install -e ".[test,parity]" && python -m pytest -n auto'
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert tests.replace("pip install", "python3 -m pip install").replace("python -m pytest", "python3 -m pytest") in ci
 
 
