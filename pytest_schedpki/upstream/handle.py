@@ -29,8 +29,12 @@ def double_only_reason(session: UpstreamSession, knob: str) -> str:
 
 
 def skip_double_only(session: UpstreamSession, knob: str) -> None:
-    """Skip the running test: ``knob`` exists only in the double."""
-    pytest.skip(double_only_reason(session, knob))
+    """Skip the running test: ``knob`` exists only in the double (reported at the test's location)."""
+    try:
+        skipped = pytest.skip.Exception(double_only_reason(session, knob), _use_item_location=True)
+    except TypeError:  # pragma: no cover - a pytest without item locations for skips
+        skipped = pytest.skip.Exception(double_only_reason(session, knob))
+    raise skipped
 
 
 class _Guarded:
