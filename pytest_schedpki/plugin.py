@@ -69,6 +69,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(ini schedpki_upstream_scheduler)")
     group.addoption("--schedpki-upstream-scheduler-token", metavar="TOKEN", default=None,
                     help="management token of that agent (default root; ini schedpki_upstream_scheduler_token)")
+    group.addoption("--schedpki-shadow", metavar="bao|URL", default=None,
+                    help="replay every secrets request of each test against a real server ('bao' starts one) and "
+                         "report the differences (ini schedpki_shadow)")
+    group.addoption("--schedpki-shadow-token", metavar="TOKEN", default=None,
+                    help="root token of the --schedpki-shadow server (default root; ini schedpki_shadow_token)")
+    parser.addini("schedpki_shadow", "replay secrets requests against a real server: 'bao' or a URL", default="")
+    parser.addini("schedpki_shadow_token", "root token of the shadow server (default root)", default="root")
+    parser.addini("schedpki_shadow_mode", "'fail' (default) or 'warn' when shadow mode finds differences", default="fail")
     parser.addini("schedpki_upstream", "secrets side against a real server: 'bao' or a URL (default: the double)", default="")
     parser.addini("schedpki_upstream_token", "root token of the upstream secrets server (default root)", default="root")
     parser.addini("schedpki_upstream_scheduler", "URL of a running Nomad agent for the scheduler side", default="")
@@ -166,8 +174,27 @@ def schedpki_upstream(schedpki_settings: Settings, schedpki_double: Double):
         session.stop()
 
 
+@pytest.fixture(scope="session")
+def schedpki_shadow(pytestconfig: pytest.Config, schedpki_settings: Settings, schedpki_double: Double):
+    """Shadow mode's :class:`~pytest_schedpki.upstream.shadow_run.ShadowSession`, or None."""
+    target = _option(pytestconfig, "schedpki_shadow")
+    if not target:
+        yield None
+        return
+    if schedpki_settings.upstream.active:
+        raise pytest.UsageError("--schedpki-shadow and --schedpki-upstream exclude each other")
+    from .upstream.shadow_run import ShadowSession
+
+    session = ShadowSession(target, _option(pytestconfig, "schedpki_shadow_token") or "root", schedpki_double,
+                            schedpki_settings.seeds, pytestconfig.getini("schedpki_shadow_mode").strip() or "fail")
+    try:
+        yield session.start()
+    finally:
+        session.stop()
+
+
 @pytest.fixture
-def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_upstream):
+def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_upstream, schedpki_shadow):
     """The per-test handle; state is reset to the session baseline before the test runs."""
     schedpki_double.reset()
     schedpki_double.clock.use("follow")
@@ -182,10 +209,20 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
             apply_marker_upstream(schedpki_upstream, marker.kwargs, str(request.node.path))
         handle = UpstreamHandle(schedpki_upstream)
     else:
-        for marker in reversed(list(request.node.iter_markers("schedpki"))):
+        markers = list(reversed(list(request.node.iter_markers("schedpki"))))
+        for marker in markers:
             _apply_marker(schedpki_double, marker.kwargs, request)
         handle = SchedpkiHandle(schedpki_double)
+        if schedpki_shadow is not None:
+            from .upstream.shadow_run import shadow_handle
+
+            schedpki_shadow.begin_test([seed for marker in markers for seed in _marker_seeds(marker.kwargs, request)])
+            handle = shadow_handle(schedpki_shadow)
     yield handle
+    if schedpki_shadow is not None:
+        failure = schedpki_shadow.report(schedpki_shadow.finish_test(), request.node.nodeid)
+        if failure:
+            pytest.fail(failure, pytrace=False)
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
@@ -213,15 +250,23 @@ def _check_marker(kwargs: dict) -> None:
         raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
 
 
+def _marker_seeds(kwargs: dict, request: pytest.FixtureRequest) -> list:
+    """The marker's seeds, paths made absolute (relative to the test file; ``default`` kept)."""
+    seeds = kwargs.get("seed")
+    out = []
+    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
+        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):
+            seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
+        out.append(seed)
+    return out
+
+
 def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) -> None:
     """Apply one ``@pytest.mark.schedpki(...)`` (seed paths are relative to the test file)."""
     import datetime
 
     _check_marker(kwargs)
-    seeds = kwargs.get("seed")
-    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
-        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):
-            seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
+    for seed in _marker_seeds(kwargs, request):
         double.seed(seed)
     if kwargs.get("lag") is not None:
         double.scheduler.set_lag(kwargs["lag"])

@@ -52,6 +52,8 @@ class RecordingProxy:
     ``learned`` maps lower-case colon serials to :class:`Learned`; ``writes`` counts requests that
     were not reads (GET, HEAD, LIST, OPTIONS) since :meth:`clear_writes`."""
 
+    intercept_control = True  # answer /_schedpki/ itself (the upstream is a real server)
+
     def __init__(self, upstream: Client, host: str = "127.0.0.1"):
         self.upstream = upstream
         self.learned: dict[str, Learned] = {}
@@ -85,7 +87,7 @@ class RecordingProxy:
         target = environ.get("RAW_URI") or environ.get("REQUEST_URI") or request.full_path
         body = request.get_data()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
-        if request.path.startswith("/_schedpki/"):  # the double's control endpoints: not forwarded
+        if self.intercept_control and request.path.startswith("/_schedpki/"):  # the double's: not forwarded
             with self._lock:
                 self.control_paths.append(request.path)
             payload = json.dumps({"errors": [f"schedpki upstream mode: {request.path} is a control endpoint of the "
@@ -106,12 +108,17 @@ class RecordingProxy:
             status, reason, answer_headers = 502, "Bad Gateway", [("Content-Type", "application/json")]
         finally:
             conn.close()
-        if status == 200 and method in ("POST", "PUT"):
-            self._learn(request.path, payload)
+        self.observe(method, target, request.path, headers, body, status, answer_headers, payload)
         out = [(k, v) for k, v in answer_headers if k.lower() not in _HOP_BY_HOP]
         out.append(("Content-Length", str(len(payload))))
         start_response(f"{status} {reason}", out)
         return [payload]
+
+    def observe(self, method: str, target: str, path: str, headers: dict[str, str], body: bytes, status: int,
+                answer_headers: list[tuple[str, str]], payload: bytes) -> None:
+        """Called after each forwarded exchange (``target`` is the raw path and query)."""
+        if status == 200 and method in ("POST", "PUT"):
+            self._learn(path, payload)
 
     def _learn(self, path: str, payload: bytes) -> None:
         match = _ROLE_PATH.match(path)

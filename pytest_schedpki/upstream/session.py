@@ -31,7 +31,8 @@ class UpstreamSession:
     """The session's real servers (secrets and/or scheduler) beside the double that serves the
     other side. ``start()`` connects (starting bao if asked) and records the pristine state."""
 
-    def __init__(self, settings: UpstreamSettings, double: Double, seeds: list[str]):
+    def __init__(self, settings: UpstreamSettings, double: Double, seeds: list[str], mirror: bool = False):
+        self.mirror = mirror  # shadow mode: the real server mirrors the double, which keeps its own seeds
         self.settings = settings
         self.double = double
         self.seeds = list(seeds)
@@ -54,13 +55,15 @@ class UpstreamSession:
                 self.bao = BaoDevServer(binary, root_token=token).start()
                 url = self.bao.url
             self.secrets = Client(url, token)
-            self.proxy = RecordingProxy(self.secrets).start()
+            if not self.mirror:
+                self.proxy = RecordingProxy(self.secrets).start()
         if settings.scheduler:
             self.scheduler = Client(settings.scheduler, settings.scheduler_token, "X-Nomad-Token")
         self._pristine = self._inventory()
         for seed in self.seeds:
-            self._apply(seed)
-        self.double.save_baseline()  # the double's side of the session seeds
+            self._apply(seed, upstream_only=self.mirror)
+        if not self.mirror:
+            self.double.save_baseline()  # the double's side of the session seeds
         self._settled()
         return self
 
@@ -107,13 +110,13 @@ class UpstreamSession:
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a seed for the current test (the next reset removes it)."""
-        self._apply(seed)
+        self._apply(seed, upstream_only=self.mirror)
 
     def reset(self) -> None:
         """Back to the session baseline (see the module docstring). The secrets side is reset only
         when the last test wrote through the proxy or seeded (a real CA costs key generation); a
         scheduler upstream, whose traffic the plugin does not see, is reset before every test."""
-        secrets_dirty = self.secrets is not None and (self.dirty or self.proxy.writes > 0)
+        secrets_dirty = self.secrets is not None and (self.dirty or (self.proxy is not None and self.proxy.writes > 0))
         if not secrets_dirty and self.scheduler is None:
             return
         now = self._inventory()
