@@ -7,6 +7,9 @@ Fixture chain (override any of them in a conftest):
   the rootdir; ``default`` names the packaged seed that ``schedpki serve`` loads), ``schedpki_rsa_key_pool`` and ``schedpki_deterministic_keys``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
+* ``schedpki_upstream`` (session): upstream mode's real servers (``--schedpki-upstream``,
+  :mod:`pytest_schedpki.upstream`), or None;
+* ``schedpki_shadow`` (session): shadow mode's real server and recorder (``--schedpki-shadow``), or None;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
   reset to the baseline and the test's ``@pytest.mark.schedpki(seed=...)`` seeds applied. At
   teardown, an exception raised inside a request handler during the test fails it with the
