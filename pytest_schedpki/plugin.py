@@ -203,10 +203,9 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
     schedpki_double.clock.use("follow")
     schedpki_double.pop_handler_errors()
     if schedpki_upstream is not None:
-        from .upstream.handle import UpstreamHandle, apply_marker_upstream, guard_freezegun
+        from .upstream.handle import UpstreamHandle, apply_marker_upstream
 
         schedpki_upstream.reset()
-        guard_freezegun(schedpki_upstream, request.getfixturevalue("monkeypatch"))
         for marker in reversed(list(request.node.iter_markers("schedpki"))):
             _check_marker(marker.kwargs)
             apply_marker_upstream(schedpki_upstream, marker.kwargs, str(request.node.path))
@@ -233,18 +232,19 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Upstream mode: a test that failed after calling the double's control endpoints (which the real
-    server does not have) is reported as skipped, with the reason, like the other double-only knobs."""
+    """Upstream mode: a test that failed after the secrets proxy refused a request only the double can
+    answer (a control endpoint, a request under freeze_time) is reported as skipped, with the reason,
+    like the other double-only knobs."""
     outcome = yield
     report = outcome.get_result()
     handle = getattr(item, "funcargs", {}).get("schedpki")
     proxy = getattr(getattr(handle, "upstream", None), "proxy", None)
-    if report.when == "call" and report.failed and proxy is not None and proxy.control_paths:
+    if report.when == "call" and report.failed and proxy is not None and proxy.double_only:
         from .upstream.handle import double_only_reason
 
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0,
-                           "Skipped: " + double_only_reason(handle.upstream, f"the control endpoint {proxy.control_paths[0]}"))
+                           "Skipped: " + double_only_reason(handle.upstream, proxy.double_only[0]))
 
 
 def _check_marker(kwargs: dict) -> None:

@@ -2,11 +2,12 @@
 
 A test that reaches for a knob the real server does not have is skipped (never failed), with the
 reason ``schedpki upstream mode (<servers>): <knob> exists only in the double``: faults on an
-upstream side, ``seal()``/``unseal()``, the double's clock (``use_clock``, marker ``clock=``, and
-``freezegun.freeze_time``, which cannot move a real server's time), replication lag and leadership
+upstream side, ``seal()``/``unseal()``, the double's clock (``use_clock``, marker ``clock=``; a secrets request made under
+``freezegun.freeze_time``, which cannot move a real server's time, is refused by the proxy), replication lag and leadership
 of an upstream scheduler, factories of an upstream side (they write into the double's memory), the
 ``enterprise`` marker, ``.state`` of an upstream side, and the control endpoints ``/_schedpki/``
-on the upstream secrets URL (the test is reported skipped when it fails after calling one).
+on the upstream secrets URL (for these two the test is reported skipped when it fails after the
+proxy refused such a request; see :mod:`.proxy`).
 """
 
 from __future__ import annotations
@@ -166,20 +167,3 @@ def apply_marker_upstream(session: UpstreamSession, kwargs: dict, test_path: str
     clock = kwargs.get("clock")
     if clock:
         session.double.clock.use("manual", clock) if isinstance(clock, datetime.datetime) else session.double.clock.use(clock)
-
-
-def guard_freezegun(session: UpstreamSession, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make ``freeze_time`` skip the test while a secrets side is upstream (a real server keeps real
-    time); also skip when a freeze is already active at the test's setup."""
-    if session.secrets is None:
-        return
-    from ..clock import is_frozen
-
-    if is_frozen():
-        skip_double_only(session, "freezegun time travel")
-    from freezegun import api
-
-    def start(self, *args, **kwargs):
-        skip_double_only(session, "freezegun time travel (freeze_time)")
-
-    monkeypatch.setattr(api._freeze_time, "start", start)

