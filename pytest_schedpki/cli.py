@@ -1,9 +1,10 @@
 """``schedpki serve``: both services standalone, for clients in any language.
 
 Prints the two addresses and ready-to-paste environment lines, then serves until SIGINT or
-SIGTERM (it stops within about 0.1 s). Exit status: 0 after a clean stop, 2 for bad arguments or
-a bad seed file (the message names the file, the entry and the problem), 1 when a port cannot be
-bound.
+SIGTERM (it stops within about 0.1 s). Exit status: 0 after a clean stop, 2 for bad arguments, no
+command (the help is printed) or a bad seed file (the message names the file, the entry and the
+problem), 1 when a port cannot be bound (the message names the address, the port and the service).
+``schedpki --version`` prints the installed version.
 """
 
 from __future__ import annotations
@@ -16,22 +17,29 @@ import threading
 
 from .double import Double
 from .errors import SeedError
+from .seed import default_seed_path
 from .wire.connections import ListenerLimits
 
 
-def default_seed_path() -> str:
-    """Path of the seed loaded when ``--seed`` is not given (packaged ``default_seed.yaml``)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "default_seed.yaml")
-    if os.path.exists(path):
-        return path
-    from importlib import resources  # a zipped install: slower, so only when needed
+def package_version() -> str:
+    """The installed version of pytest-schedpki (``"unknown"`` when run from a bare source tree)."""
+    from importlib import metadata
 
-    return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
+    try:
+        return metadata.version("pytest-schedpki")
+    except metadata.PackageNotFoundError:  # pragma: no cover - not installed
+        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="schedpki", description="Test double of Nomad ACL auth methods and the OpenBao/Vault PKI engine")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="schedpki", description="Test double of Nomad ACL auth methods and the OpenBao/Vault PKI engine",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  schedpki serve              both services on 127.0.0.1:4646 and :8200, seeded with a PKI mount\n"
+               "  schedpki serve --help       every option of serve")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser("serve", help="run both services until interrupted")
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     serve.add_argument("--scheduler-port", type=int, default=4646, help="scheduler (Nomad API) port; 0 = any free port (default 4646)")
@@ -126,7 +134,14 @@ def serve(args: argparse.Namespace) -> int:
         double.start(args.host, args.scheduler_port, args.secrets_port, log_requests=args.log_requests, limits=limits,
                      ssl_context=material.server_context() if material else None)
     except OSError as exc:
-        print(f"schedpki: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
+        # Double.start binds the scheduler first: no scheduler listener means that one failed
+        service, port, flag = (("scheduler (Nomad API)", args.scheduler_port, "--scheduler-port")
+                               if double.scheduler_server is None else
+                               ("secrets service (OpenBao/Vault API)", args.secrets_port, "--secrets-port"))
+        print(f"schedpki: cannot listen on {args.host}:{port} for the {service}: {exc.strerror or exc} "
+              f"(choose another port with {flag} PORT; 0 = any free port)", file=sys.stderr)
+        if material:
+            material.cleanup()
         return 1
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -139,16 +154,20 @@ def serve(args: argparse.Namespace) -> int:
     while not stop.wait(0.05):
         pass
     double.stop()
+    if material:
+        material.cleanup()  # the CA and certificate files printed above
     print("schedpki: stopped", flush=True)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``schedpki`` console script."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args)
-    return 2  # pragma: no cover - argparse requires a command
+    parser.print_help()  # no command: say what there is to run
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

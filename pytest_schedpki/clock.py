@@ -47,6 +47,48 @@ def real_monotonic() -> float:
     return api.real_monotonic() if api is not None else time.monotonic()
 
 
+# A tiny self-signed certificate (EC P-256, 2000-01-01 .. 2999-12-31): reading its validity makes
+# cryptography resolve the ``datetime.datetime`` class it converts to and from.
+_WARM_UP_CERT = b"""-----BEGIN CERTIFICATE-----
+MIIBEDCBt6ADAgECAgEBMAoGCCqGSM49BAMCMBExDzANBgNVBAMMBndhcm11cDAg
+Fw0wMDAxMDEwMDAwMDBaGA8yOTk5MTIzMTIzNTk1OVowETEPMA0GA1UEAwwGd2Fy
+bXVwMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE8p7yXwsBGRRTPwWz3Gz4BhLp
+lHXMDswf3kO2umjauocfFrGsOGX6jaEdwjyp6DkbSJVD6WQPgWdVf0t+YqdP9jAK
+BggqhkjOPQQDAgNIADBFAiAdlXpVqssV2zQBMnNAQ59xpvCBRPSb/bwTGPvKlRqX
+4AIhAIL8W7n1LNn0WIMUerr1O/lK27vBh737NEC/DZQNM5AH
+-----END CERTIFICATE-----
+"""
+_warmed_up = False
+
+
+def warm_up_datetime_types() -> None:
+    """Make ``cryptography`` bind the REAL ``datetime.datetime`` class, once per process.
+
+    cryptography's Rust core looks ``datetime.datetime`` up on the ``datetime`` module the first
+    time it converts a time (building, signing or reading a certificate or CRL) and keeps that
+    class for the life of the process. If that first time happens inside ``freezegun.freeze_time``
+    (which replaces the module attribute by ``FakeDatetime``), every later conversion of a real
+    ``datetime`` fails with ``TypeError: 'datetime' object is not an instance of 'FakeDatetime'``.
+    Reading the validity of a tiny certificate here, with the real class in place, pins the right
+    one. Called by the pytest plugin at configure time (every process, xdist workers included) and
+    by :class:`~pytest_schedpki.double.Double`; cheap and idempotent.
+    """
+    global _warmed_up
+    if _warmed_up:
+        return
+    from cryptography import x509
+
+    api = sys.modules.get(_FREEZEGUN)
+    frozen_class = datetime.datetime
+    if api is not None and frozen_class is not api.real_datetime:
+        datetime.datetime = api.real_datetime  # a freeze is active: look the real class up anyway
+    try:
+        not_before = x509.load_pem_x509_certificate(_WARM_UP_CERT).not_valid_before_utc  # the conversion that binds
+    finally:
+        datetime.datetime = frozen_class
+    _warmed_up = not_before.year == 2000
+
+
 def real_now() -> datetime.datetime:
     """The wall-clock time in UTC, ignoring any freezegun freeze."""
     return real_datetime_class().now(UTC)

@@ -6,7 +6,7 @@ import os
 import ssl
 from typing import Any
 
-from .clock import Clock, SwitchableClock
+from .clock import Clock, SwitchableClock, warm_up_datetime_types
 from .control import make_control_app
 from .faults import FaultSet
 from .journal import Journal
@@ -57,6 +57,7 @@ class Double:
             from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
             keypool.configure(size=rsa_key_pool, seed=deterministic_keys)
+        warm_up_datetime_types()  # a freeze_time around the first certificate must not break later ones
         self.clock = SwitchableClock(clock)
         self.management_token = management_token
         self.root_token = root_token

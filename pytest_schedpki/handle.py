@@ -23,11 +23,12 @@ class ServiceHandle:
     url: str
     token: str
     state: Any
+    token_header: str | None = None  # None: from the type of state
 
     def headers(self) -> dict[str, str]:
         """Headers carrying :attr:`token` as the real clients send it (``X-Nomad-Token`` for the
         scheduler, ``X-Vault-Token`` for the secrets service)."""
-        name = "X-Nomad-Token" if type(self.state).__name__ == "SchedulerState" else "X-Vault-Token"
+        name = self.token_header or ("X-Nomad-Token" if type(self.state).__name__ == "SchedulerState" else "X-Vault-Token")
         return {name: self.token}
 
 

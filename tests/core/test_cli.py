@@ -72,19 +72,56 @@ def test_bad_seed_file_names_file_entry_and_problem(tmp_path):
     assert proc.stderr.strip() == f"schedpki: bad seed: {seed}: secrets.mounts[0].path: required: the mount path, e.g. pki"
 
 
-def test_taken_port_fails_with_exit_1():
+def _serve_with_taken_port(flag):
     import socket
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     port = sock.getsockname()[1]
+    other = "--secrets-port" if flag == "--scheduler-port" else "--scheduler-port"
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", "--scheduler-port", str(port), "--secrets-port", "0"],
+            [sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", flag, str(port), other, "0"],
             capture_output=True, text=True, timeout=30, env={**os.environ},
         )
     finally:
         sock.close()
+    return proc, port
+
+
+def test_taken_scheduler_port_fails_with_exit_1_naming_port_and_service():
+    proc, port = _serve_with_taken_port("--scheduler-port")
     assert proc.returncode == 1
-    assert proc.stderr.startswith("schedpki: cannot listen on 127.0.0.1:")
+    assert proc.stderr == (f"schedpki: cannot listen on 127.0.0.1:{port} for the scheduler (Nomad API): Address already "
+                           "in use (choose another port with --scheduler-port PORT; 0 = any free port)\n")
+
+
+def test_taken_secrets_port_fails_with_exit_1_naming_port_and_service():
+    proc, port = _serve_with_taken_port("--secrets-port")
+    assert proc.returncode == 1
+    assert proc.stderr == (f"schedpki: cannot listen on 127.0.0.1:{port} for the secrets service (OpenBao/Vault API): "
+                           "Address already in use (choose another port with --secrets-port PORT; 0 = any free port)\n")
+
+
+def test_missing_seed_file_names_the_file_and_the_problem(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    proc = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--seed", str(missing)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr == f"schedpki: bad seed: {missing}: cannot read file: No such file or directory\n"
+
+
+def test_version():
+    from importlib import metadata
+
+    proc = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli", "--version"], capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, f"schedpki {metadata.version('pytest-schedpki')}\n")
+
+
+def test_no_command_prints_the_help_with_the_commands():
+    proc = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: schedpki [-h] [--version] COMMAND ...\n")
+    assert "    serve     run both services until interrupted\n" in proc.stdout
+    assert "  schedpki serve --help       every option of serve" in proc.stdout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -166,7 +167,13 @@ class SchedulerMachine(RuleBasedStateMachine):
                 n: m["modify"] for n, m in self.paused_at.items()}
 
 
-def test_scheduler_state_machine(double):
+PARTS = 4  # 200 runs as 4 tests of 50: progress shows on long runs and xdist spreads them
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_scheduler_state_machine(double, part):
+    double.scheduler.restore(None)  # each part starts from an empty double and its own baseline
+    double.secrets.restore(None)
     seed_scheduler(double)
     SchedulerMachine.double = double
-    run_state_machine_as_test(SchedulerMachine, settings=robust(200, stateful_step_count=30))
+    run_state_machine_as_test(SchedulerMachine, settings=robust(200 // PARTS, stateful_step_count=30))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cryptography import x509
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -217,7 +218,13 @@ class SecretsMachine(RuleBasedStateMachine):
             assert {serial_to_hex(e.serial_number) for e in crl} == expected
 
 
-def test_pki_state_machine(double):
+PARTS = 4  # 100 runs as 4 tests of 25: progress shows on long runs and xdist spreads them
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_pki_state_machine(double, part):
+    double.scheduler.restore(None)  # each part starts from an empty double and its own baseline
+    double.secrets.restore(None)
     SecretsMachine.double = double
     SecretsMachine.baseline = seed_secrets(double)
-    run_state_machine_as_test(SecretsMachine, settings=robust(100, stateful_step_count=30))
+    run_state_machine_as_test(SecretsMachine, settings=robust(100 // PARTS, stateful_step_count=30))

@@ -88,11 +88,10 @@ def login(req: LogicalRequest) -> LogicalResponse:
         renewable=True, no_default_policy=role.token_no_default_policy, explicit_max_ttl=explicit)
     name = mount.path.strip("/")
     token = replace(token, path=f"auth/{name}/login", display_name=name.replace("/", "-"),
-                    extra={**token.extra, "bound_cidrs": list(role.token_bound_cidrs), "period": role.token_period})
+                    extra={**token.extra, "bound_cidrs": list(role.token_bound_cidrs), "period": role.token_period},
+                    entity_id=backend.entity_id(role.name))
     service.tokens.tokens[token.id] = token
-    auth = token.auth_block()
-    auth["entity_id"] = backend.entity_id(role.name)
-    return LogicalResponse(data=None, auth=auth)
+    return LogicalResponse(data=None, auth=token.auth_block())
 
 
 def paths(backend: ApproleBackend) -> list[Path]:

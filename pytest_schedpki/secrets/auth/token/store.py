@@ -58,6 +58,7 @@ class Token:
     path: str = "auth/token/create"
     issue_time: datetime.datetime | None = None
     extra: dict = field(default_factory=dict)
+    entity_id: str = ""  # the identity entity of a login token (AppRole); "" for tokens made by the token store
 
     @property
     def is_root(self) -> bool:
@@ -79,7 +80,7 @@ class Token:
             "creation_time": int(self.creation_time.timestamp()),
             "creation_ttl": self.ttl,
             "display_name": self.display_name,
-            "entity_id": "",
+            "entity_id": self.entity_id,
             "expire_time": rfc3339_nano(expires) if expires else None,
             "explicit_max_ttl": self.explicit_max_ttl,
             "id": self.id,
@@ -104,7 +105,7 @@ class Token:
             "metadata": self.meta,
             "lease_duration": self.ttl,
             "renewable": self.renewable,
-            "entity_id": "",
+            "entity_id": self.entity_id,
             "token_type": "service",
             "orphan": self.orphan,
             "mfa_requirement": None,

