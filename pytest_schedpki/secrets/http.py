@@ -26,6 +26,7 @@ from .acl import check_capability
 from .fields import ConversionError, duration_seconds, parse_go_bool
 from .gomime import MediaTypeError, parse_media_type
 from .jsonbody import parse_json_body
+from .leases import record_lease
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
@@ -197,6 +198,8 @@ def handle(service: SecretsService, request: Request) -> Response:
                       {k: v for k, v in request.headers.items()})
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
+        if result.auth:
+            wrap_info["wrapped_accessor"] = result.auth.get("accessor", "")
         return json_response({"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0,
                               "data": None, "wrap_info": wrap_info, "warnings": None, "auth": None})
     return result.to_response()
@@ -247,6 +250,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             except LogicalError:
                 mount.backend.restore(saved)
                 raise
+        if result is not None and result.lease_id and mount is not None and token is not None:
+            serial = (result.data or {}).get("serial_number", "")
+            record_lease(service, result.lease_id, mount.path, serial, token.id, result.lease_duration)
     if result is None:
         raise LogicalError(404, [])
     return result

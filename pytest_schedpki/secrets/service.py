@@ -129,9 +129,12 @@ class SecretsService:
             return mount
 
     def disable_mount(self, path: str) -> None:
-        """Unmount ``path`` and drop all its state. Unknown paths are a no-op (OpenBao answers 204)."""
+        """Unmount ``path`` and drop all its state and its leases. Unknown paths are a no-op (OpenBao
+        answers 204)."""
+        norm = path.strip("/") + "/"
         with self.lock:
-            self.mounts.pop(path.strip("/") + "/", None)
+            self.mounts.pop(norm, None)
+            self.tokens.leases = {k: v for k, v in self.tokens.leases.items() if v.mount != norm}
 
     def find_mount(self, path: str) -> tuple[Mount, str] | None:
         """The mount that serves ``path`` (longest prefix) and the path inside it, or ``None``."""

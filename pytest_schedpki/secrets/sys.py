@@ -21,6 +21,12 @@ from .fields import (
 )
 from .router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from .sys_leases import LEASE_PATHS
+from .sys_status import STATUS_PATHS
+from .sys_wrapping import WRAPPING_PATHS
+from .token_paths import TOKEN_PATHS
+from .token_roles import role_paths, role_policies
+from .token_ttl import creation_ttl
 from .wire import LogicalError, LogicalResponse, not_found, user_error
 
 
@@ -155,8 +161,21 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lea
                 "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
+def _policy_names(req: LogicalRequest) -> list[str]:
+    """Policy names sorted, ``root`` last (OpenBao appends it after listing the stored ones)."""
+    names = sorted(p for p in req.service.policies if p not in ("response-wrapping", "root"))
+    return [*names, "root"] if "root" in req.service.policies else names
+
+
 def _list_policies(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data={"keys": sorted(p for p in req.service.policies if p != "response-wrapping")})
+    return LogicalResponse(data={"keys": _policy_names(req)})
+
+
+def _list_policies_legacy(req: LogicalRequest) -> LogicalResponse:
+    """``sys/policy``: ``keys`` and ``policies``, in ``data`` and at the top level."""
+    names = _policy_names(req)
+    data = {"keys": names, "policies": list(names)}
+    return LogicalResponse(data=data, extra_top=data)
 
 
 def _read_policy(req: LogicalRequest) -> LogicalResponse:
@@ -164,6 +183,22 @@ def _read_policy(req: LogicalRequest) -> LogicalResponse:
     if policy is None:
         raise not_found()
     return LogicalResponse(data=policy.describe())
+
+
+def _read_policy_legacy(req: LogicalRequest) -> LogicalResponse:
+    """``sys/policy/:name``: the text under ``rules``, in ``data`` and at the top level."""
+    policy = req.service.policies.get(req.data.get("name").lower())
+    if policy is None or policy.name == "response-wrapping":
+        raise not_found()
+    data = policy.describe()
+    data["rules"] = data.pop("policy")
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _write_policy_legacy(req: LogicalRequest) -> LogicalResponse:
+    text = req.data.get("policy") or req.data.get("rules")
+    req.service.put_policy(req.data.get("name"), text)
+    return LogicalResponse(status=204)
 
 
 def _write_policy(req: LogicalRequest) -> LogicalResponse:
@@ -195,6 +230,9 @@ def _wrap_lookup(req: LogicalRequest) -> LogicalResponse:
 _POLICY_FIELDS = {"name": Field(STRING), "policy": Field(STRING), "cas": Field(INT), "expiration": Field(ANY)}
 
 SYS_ROUTER = Router([
+    *STATUS_PATHS,
+    *LEASE_PATHS,
+    *WRAPPING_PATHS,
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),
@@ -204,8 +242,8 @@ SYS_ROUTER = Router([
     Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
     Path("policies/acl/?", {}, {"list": _list_policies}),
     Path("policies/acl/(?P<name>[^/]+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
-    Path("policy/?", {}, {"read": _list_policies, "list": _list_policies}),
-    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("policy/?", {}, {"read": _list_policies_legacy, "list": _list_policies_legacy}),
+    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
     Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}),
@@ -213,7 +251,9 @@ SYS_ROUTER = Router([
 
 
 # -- auth/token -----------------------------------------------------------------------------------------
-def _token_create(req: LogicalRequest) -> LogicalResponse:
+def _token_create(req: LogicalRequest, role=None) -> LogicalResponse:
+    """``auth/token/create``, ``create-orphan`` and (with ``role``) ``create/:role_name``: TTL,
+    period and explicit max from :func:`~.token_ttl.creation_ttl`, capping warnings included."""
     parent = req.token
     policies = req.data.get("policies") if req.data.sent("policies") else None
     if parent is not None and not parent.is_root and policies:
@@ -221,33 +261,31 @@ def _token_create(req: LogicalRequest) -> LogicalResponse:
         if missing:
             raise user_error("child policies must be subset of parent")
     ttl = _token_ttl(req.raw.get("ttl"))
+    explicit_max_ttl = _token_ttl(req.raw.get("explicit_max_ttl"))
+    period = req.data.get("period")
+    orphan = bool(req.data.get("no_parent")) or req.path == "create-orphan"
+    renewable = req.data.get("renewable") if req.data.sent("renewable") else True
+    no_default_policy = req.data.get("no_default_policy")
+    path = "auth/token/" + ("create-orphan" if req.path == "create-orphan" else "create")
+    if role is not None:
+        policies = role_policies(role, policies)
+        orphan = orphan or role.orphan
+        renewable = renewable and role.renewable
+        period = role.period or period
+        if role.explicit_max_ttl and (not explicit_max_ttl or role.explicit_max_ttl < explicit_max_ttl):
+            explicit_max_ttl = role.explicit_max_ttl
+        no_default_policy = no_default_policy or role.no_default_policy
+        path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
+    chosen = policies or (list(parent.policies) if parent else [])
+    ttl, warnings = creation_ttl(ttl, period, explicit_max_ttl, "root" in chosen)
     token = req.service.tokens.create(
         req.service.clock.now(), policies=policies, ttl=ttl, display_name=req.data.get("display_name"),
-        meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"),
-        renewable=req.data.get("renewable") if req.data.sent("renewable") else True,
-        token_id=req.data.get("id") or None, no_default_policy=req.data.get("no_default_policy"),
-        parent=None if req.data.get("no_parent") else parent,
-        explicit_max_ttl=_token_ttl(req.raw.get("explicit_max_ttl")),
+        meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"), renewable=renewable,
+        token_id=req.data.get("id") or None, no_default_policy=no_default_policy,
+        parent=None if orphan else parent, explicit_max_ttl=explicit_max_ttl, period=period, path=path,
+        ttl_decided=True,
     )
-    return LogicalResponse(data=None, auth=token.auth_block())
-
-
-def _lookup_self(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data=req.token.lookup_data(req.service.clock.now()))
-
-
-def _lookup(req: LogicalRequest) -> LogicalResponse:
-    token = req.service.tokens.lookup(req.data.get("token"), req.service.clock.now())
-    if token is None:
-        raise user_error("bad token")
-    return LogicalResponse(data=token.lookup_data(req.service.clock.now()))
-
-
-def _renew_self(req: LogicalRequest) -> LogicalResponse:
-    token = req.token
-    if not token.renewable:
-        raise user_error("lease is not renewable")
-    return LogicalResponse(data=None, auth=token.auth_block())
+    return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
 
 
 def _token_ttl(value) -> int:
@@ -263,15 +301,13 @@ _CREATE_FIELDS = {
     "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
     "ttl": Field(ANY), "explicit_max_ttl": Field(ANY), "display_name": Field(STRING),
     "num_uses": Field(INT), "period": Field(DURATION), "type": Field(STRING), "entity_alias": Field(STRING),
-    "role_name": Field(STRING),
 }
 
 TOKEN_ROUTER = Router([
     Path("create", _CREATE_FIELDS, {"update": _token_create}),
     Path("create-orphan", _CREATE_FIELDS, {"update": _token_create}),
-    Path("lookup-self", {"token": Field(STRING)}, {"read": _lookup_self, "update": _lookup_self}),
-    Path("lookup", {"token": Field(STRING)}, {"update": _lookup}),
-    Path("renew-self", {"increment": Field(DURATION)}, {"update": _renew_self}),
+    *role_paths(_CREATE_FIELDS),
+    *TOKEN_PATHS,
 ])
 
 __all__ = ["SYS_ROUTER", "TOKEN_ROUTER"]

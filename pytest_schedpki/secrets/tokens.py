@@ -48,13 +48,20 @@ class Token:
     path: str = "auth/token/create"
     issue_time: datetime.datetime | None = None
     extra: dict = field(default_factory=dict)
+    period: int = 0
+    parent: str = ""
+    last_renewal: datetime.datetime | None = None
+    expires: datetime.datetime | None = None
 
     @property
     def is_root(self) -> bool:
         return "root" in self.policies
 
     def expires_at(self) -> datetime.datetime | None:
-        """When the token stops working, or ``None`` for a token without TTL."""
+        """When the token stops working (``expires`` once renewed, else creation + ``ttl``), or
+        ``None`` for a token without TTL."""
+        if self.expires is not None:
+            return self.expires
         if not self.ttl:
             return None
         return self.creation_time + datetime.timedelta(seconds=self.ttl)
@@ -64,7 +71,13 @@ class Token:
         (RFC 3339 or null), ``creation_time`` (unix seconds) and the rest as OpenBao sends them."""
         expires = self.expires_at()
         remaining = max(0, int((expires - now).total_seconds())) if expires else 0
-        return {
+        extra: dict = {}
+        if self.period:
+            extra["period"] = self.period
+        if self.last_renewal is not None:
+            extra["last_renewal"] = rfc3339_nano(self.last_renewal)
+            extra["last_renewal_time"] = int(self.last_renewal.timestamp())
+        return {**extra,
             "accessor": self.accessor,
             "creation_time": int(self.creation_time.timestamp()),
             "creation_ttl": self.ttl,
@@ -84,15 +97,16 @@ class Token:
             "type": "service",
         }
 
-    def auth_block(self) -> dict:
-        """The envelope's ``auth`` block as ``auth/token/create`` returns it."""
+    def auth_block(self, lease_duration: int | None = None) -> dict:
+        """The envelope's ``auth`` block as ``auth/token/create`` returns it (``lease_duration``:
+        seconds, default the token's ``ttl``; renewals pass the renewed TTL)."""
         return {
             "client_token": self.id,
             "accessor": self.accessor,
             "policies": list(self.policies),
             "token_policies": list(self.policies),
             "metadata": self.meta,
-            "lease_duration": self.ttl,
+            "lease_duration": self.ttl if lease_duration is None else lease_duration,
             "renewable": self.renewable,
             "entity_id": "",
             "token_type": "service",
@@ -103,10 +117,15 @@ class Token:
 
 
 class TokenStore:
-    """Tokens by id. Not thread-safe on its own: the service's lock guards it."""
+    """Tokens by id, token roles (``roles``: name -> :class:`~.token_roles.TokenRole`) and the
+    leases handed out with secrets (``leases``: lease id -> :class:`~.leases.Lease`), as OpenBao's
+    token store and expiration manager keep them. Not thread-safe on its own: the service's lock
+    guards it."""
 
     def __init__(self, root_token: str, now: datetime.datetime):
         self.tokens: dict[str, Token] = {}
+        self.roles: dict = {}
+        self.leases: dict = {}
         self.root = Token(id=root_token, accessor=random_id(), policies=("root",), creation_time=now,
                           orphan=True, display_name="token")
         self.tokens[root_token] = self.root
@@ -126,10 +145,13 @@ class TokenStore:
     def create(self, now: datetime.datetime, policies: list[str] | None = None, ttl: int = 0,
                display_name: str = "", meta: dict | None = None, num_uses: int = 0,
                renewable: bool = True, token_id: str | None = None, no_default_policy: bool = False,
-               parent: Token | None = None, explicit_max_ttl: int = 0) -> Token:
+               parent: Token | None = None, explicit_max_ttl: int = 0, period: int = 0,
+               path: str = "auth/token/create", ttl_decided: bool = False) -> Token:
         """Create a token. ``policies`` default to the parent's; ``default`` is added first unless the
         token is root or ``no_default_policy``; ``ttl`` in seconds (0 = the mount default, 768h on a
-        dev server, for non-root tokens)."""
+        dev server, for non-root tokens). ``ttl_decided``: ``ttl`` is final (computed by
+        :func:`~.token_ttl.creation_ttl`); a root token then keeps its TTL, and is renewable only
+        with one."""
         if policies is None or len(policies) == 0:
             chosen = list(parent.policies) if parent else ["default"]
         else:
@@ -139,14 +161,18 @@ class TokenStore:
         elif "default" in chosen and "root" not in chosen:
             chosen = ["default", *[p for p in chosen if p != "default"]]
         is_root = "root" in chosen
-        if not is_root and ttl == 0:
-            ttl = 768 * 3600
+        if not ttl_decided:
+            if not is_root and ttl == 0:
+                ttl = 768 * 3600
+            ttl, renewable = (0, False) if is_root else (ttl, renewable)
+        elif ttl == 0:
+            renewable = False
         name = "token" if not display_name else "token-" + display_name
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
-            creation_time=now, issue_time=now, ttl=0 if is_root else ttl, display_name=name, meta=meta,
-            num_uses=num_uses, renewable=False if is_root else renewable, orphan=parent is None,
-            explicit_max_ttl=explicit_max_ttl,
+            creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
+            num_uses=num_uses, renewable=renewable, orphan=parent is None,
+            explicit_max_ttl=explicit_max_ttl, period=period, parent=parent.id if parent else "", path=path,
         )
         self.tokens[token.id] = token
         return token
@@ -155,8 +181,37 @@ class TokenStore:
         """A cheap copy (tokens are immutable)."""
         clone = TokenStore.__new__(TokenStore)
         clone.tokens = dict(self.tokens)
+        clone.roles = dict(self.roles)
+        clone.leases = dict(self.leases)
         clone.root = self.root
         return clone
+
+    def by_accessor(self, accessor: str, now: datetime.datetime) -> Token | None:
+        """The live token with this accessor, or ``None``."""
+        for token in self.tokens.values():
+            if accessor and token.accessor == accessor:
+                return self.lookup(token.id, now)
+        return None
+
+    def revoke(self, token_id: str, orphan_children: bool = False) -> list[Token]:
+        """Remove a token and (unless ``orphan_children``, which makes its children orphans instead)
+        all its descendants; returns the removed tokens (their leases are the caller's to revoke)."""
+        token = self.tokens.pop(token_id, None)
+        if token is None:
+            return []
+        removed = [token]
+        for child in [t for t in self.tokens.values() if t.parent == token_id]:
+            if orphan_children:
+                self.tokens[child.id] = replace(child, parent="", orphan=True)
+            else:
+                removed += self.revoke(child.id)
+        return removed
+
+    def renewed(self, token: Token, ttl: int, now: datetime.datetime) -> Token:
+        """Record a renewal: the token now expires ``ttl`` seconds after ``now``."""
+        token = replace(token, last_renewal=now, expires=now + datetime.timedelta(seconds=ttl))
+        self.tokens[token.id] = token
+        return token
 
     def with_root(self, root_token: str) -> None:
         """Rename the root token (used when the service is configured)."""

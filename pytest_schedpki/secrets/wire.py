@@ -109,6 +109,7 @@ class LogicalResponse:
     auth: dict[str, Any] | None = None
     extra_top: dict[str, Any] | None = None
     bare: bool = False  # the body is ``data`` itself, with no envelope (sys/health, sys/seal-status)
+    wrap_info: dict[str, Any] | None = None  # the envelope's ``wrap_info`` (sys/wrapping/rewrap)
 
     def add_warning(self, text: str) -> None:
         self.warnings.append(text)
@@ -128,7 +129,7 @@ class LogicalResponse:
             "renewable": False,
             "lease_duration": self.lease_duration,
             "data": _sorted(self.data) if self.data is not None else None,
-            "wrap_info": None,
+            "wrap_info": self.wrap_info,
             "warnings": list(self.warnings) or None,
             "auth": self.auth,
         }
