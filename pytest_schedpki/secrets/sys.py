@@ -276,7 +276,9 @@ def _token_create(req: LogicalRequest, role=None) -> LogicalResponse:
             explicit_max_ttl = role.explicit_max_ttl
         no_default_policy = no_default_policy or role.no_default_policy
         path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
-    chosen = policies or (list(parent.policies) if parent else [])
+    if not policies and parent is not None:
+        policies = list(parent.policies)  # an orphan still starts from its creator's policies
+    chosen = policies or []
     ttl, warnings = creation_ttl(ttl, period, explicit_max_ttl, "root" in chosen)
     token = req.service.tokens.create(
         req.service.clock.now(), policies=policies, ttl=ttl, display_name=req.data.get("display_name"),

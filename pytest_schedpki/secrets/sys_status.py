@@ -12,7 +12,7 @@ from typing import Any
 from .router import LogicalRequest, Path
 from .service import VERSION
 from .tokens import rfc3339_nano
-from .wire import LogicalResponse, user_error
+from .wire import LogicalError, LogicalResponse, user_error
 
 
 def _leader(req: LogicalRequest) -> LogicalResponse:
@@ -66,12 +66,17 @@ def _ui_mounts(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data={"auth": {"token/": token_auth_mount(req.service)}, "secret": secret})
 
 
+def _read_unsupported(req: LogicalRequest) -> LogicalResponse:
+    """A dev server answers these reads with a plain (not multierror) 405."""
+    raise LogicalError(405, ["unsupported operation"])
+
+
 STATUS_PATHS = [
     Path("leader", {}, {"read": _leader}, unauthenticated=True),
     Path("init", {}, {"read": _init_status, "update": _init}, unauthenticated=True),
     Path("key-status", {}, {"read": _key_status}, sudo=True),
     Path("auth/?", {}, {"read": _auth_list}),
     Path("internal/ui/mounts/?", {}, {"read": _ui_mounts}),
-    Path("rekey/init", {}, {}),
-    Path("generate-root/attempt", {}, {}),
+    Path("rekey/init", {}, {"read": _read_unsupported}),
+    Path("generate-root/attempt", {}, {"read": _read_unsupported}),
 ]

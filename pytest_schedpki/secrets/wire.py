@@ -124,7 +124,7 @@ class LogicalResponse:
         if self.bare:
             return json_response(self.data, self.status)
         envelope: dict[str, Any] = {
-            "request_id": "" if self.status == 202 else _request_id(),
+            "request_id": "" if self.status == 202 or self.wrap_info else _request_id(),
             "lease_id": self.lease_id,
             "renewable": False,
             "lease_duration": self.lease_duration,

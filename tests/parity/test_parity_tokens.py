@@ -1,0 +1,152 @@
+"""Parity: the token store's lifecycle - TTL, period and explicit max at creation (with the capping
+warning), renewals (increment, capping, last_renewal), orphans, lookup/renew/revoke by token and by
+accessor, LIST accessors, and response-wrapped creation (wrap_info.wrapped_accessor)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.parity
+
+CAPPED = 'TTL of "{}" exceeded the effective max_ttl of "{}"; TTL value is capped accordingly'
+_TOKEN_VOLATILE = ("id", "ttl", "expire_time", "issue_time", "creation_time", "last_renewal",
+                   "last_renewal_time")
+
+
+def _auth(expected: dict):
+    def check(side, resp):
+        auth = resp.json()["auth"]
+        assert {k: auth[k] for k in expected} == expected
+
+    return check
+
+
+@pytest.mark.parametrize(("body", "lease", "renewable", "warnings"), [
+    ({}, 0, False, None),
+    ({"policies": ["default"]}, 2764800, True, None),
+    ({"ttl": "5m"}, 300, True, None),
+    ({"period": "30m"}, 1800, True, None),
+    ({"explicit_max_ttl": "1h"}, 3600, True, None),
+    ({"ttl": "30m", "explicit_max_ttl": "5m"}, 300, True, [CAPPED.format("30m", "5m")]),
+    ({"ttl": "1h", "period": "30m"}, 1800, True, None),
+    ({"period": "30m", "explicit_max_ttl": "1h"}, 1800, True, None),
+    ({"ttl": "1h", "renewable": False}, 3600, False, None),
+])
+def test_create_ttl_period_explicit_max(pair, body, lease, renewable, warnings):
+    ex = pair.send("POST", "/v1/auth/token/create", json=body).same().expect(200, warnings=warnings)
+    ex.check(_auth({"lease_duration": lease, "renewable": renewable, "orphan": False}))
+
+
+def test_periodic_token_lookup_shows_period(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"period": "30m", "explicit_max_ttl": "1h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"period": 1800, "explicit_max_ttl": 3600, "creation_ttl": 1800,
+                                                    "renewable": True})
+    # a periodic token renews to its period whatever the increment
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "2h"}, token=lambda s: s.vars["t"]).same(
+        ).expect(200, warnings=None).check(_auth({"lease_duration": 1800}))
+
+
+def test_renew_self_increment_and_explicit_max_capping(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h", "explicit_max_ttl": "2h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    tok = {"token": lambda s: s.vars["t"]}
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "10m"}, **tok).same().expect(
+        200, warnings=None).check(_auth({"lease_duration": 600, "renewable": True}))
+
+    def renewed(side, resp):
+        data = resp.json()["data"]
+        assert data["ttl"] in (599, 600) and data["creation_ttl"] == 3600
+        assert isinstance(data["last_renewal"], str) and isinstance(data["last_renewal_time"], int)
+
+    pair.send("GET", "/v1/auth/token/lookup-self", **tok).same(volatile=_TOKEN_VOLATILE).expect(200).check(renewed)
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "3h"}, **tok).same().expect(
+        200, warnings=[CAPPED.format("3h", "2h")]).check(_auth({"lease_duration": 7200}))
+    pair.send("POST", "/v1/auth/token/renew", json=lambda s: {"token": s.vars["t"], "increment": "20m"}).same(
+        ).expect(200, warnings=None).check(_auth({"lease_duration": 1200}))
+
+
+def test_renew_errors(pair):
+    pair.send("POST", "/v1/auth/token/renew-self").same().expect(400, errors=["lease is not renewable"])
+    pair.send("POST", "/v1/auth/token/renew", json={"token": "root"}).same().expect(
+        400, errors=["lease is not renewable"])
+    pair.send("POST", "/v1/auth/token/renew", json={"token": "nope"}).same().expect(400, errors=["token not found"])
+    pair.send("POST", "/v1/auth/token/renew", json={}).same().expect(400, errors=["missing token ID"])
+
+
+def test_create_orphan(pair):
+    ex = pair.send("POST", "/v1/auth/token/create-orphan", json={"ttl": "1h"}).same().expect(200)
+    ex.check(_auth({"orphan": True, "lease_duration": 3600}))
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"orphan": True, "path": "auth/token/create-orphan"})
+
+
+def test_accessor_lookup_renew_revoke(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    ex.capture("a", lambda j: j["auth"]["accessor"])
+    acc = {"json": lambda s: {"accessor": s.vars["a"]}}
+    pair.send("POST", "/v1/auth/token/lookup-accessor", **acc).same(volatile=_TOKEN_VOLATILE).expect(
+        200, data={"id": "", "creation_ttl": 3600, "path": "auth/token/create"})
+
+    def listed(side, resp):
+        assert side.vars["a"] in resp.json()["data"]["keys"]
+
+    pair.send("LIST", "/v1/auth/token/accessors").same(volatile=("keys",)).expect(200).check(listed)
+    pair.send("POST", "/v1/auth/token/renew-accessor", json=lambda s: {"accessor": s.vars["a"], "increment": "30m"}
+              ).same().expect(200).check(_auth({"client_token": "", "lease_duration": 1800}))
+    pair.send("POST", "/v1/auth/token/lookup-accessor", json={"accessor": "nope"}).same().expect(
+        400, errors=["1 error occurred:\n\t* invalid accessor\n\n"])
+    pair.send("POST", "/v1/auth/token/lookup-accessor", json={}).same().expect(
+        400, errors=["1 error occurred:\n\t* missing accessor\n\n"])
+    pair.send("GET", "/v1/auth/token/lookup-accessor").same().expect(
+        405, errors=["1 error occurred:\n\t* unsupported operation\n\n"])
+    pair.send("POST", "/v1/auth/token/revoke-accessor", **acc).same().expect(204)
+    pair.send("POST", "/v1/auth/token/revoke-accessor", json={"accessor": "nope"}).same().expect(
+        200, warnings=["No token found with this accessor"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same().expect(
+        403, errors=["bad token"])
+
+
+def test_revoke_self_revoke_and_revoke_orphan(pair):
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same().capture(
+        "parent", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}, token=lambda s: s.vars["parent"]).same(
+        ).capture("child", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/revoke-orphan", json=lambda s: {"token": s.vars["parent"]}).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["child"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"orphan": True})
+    pair.send("POST", "/v1/auth/token/revoke-self", token=lambda s: s.vars["child"]).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["child"]}).same().expect(
+        403, errors=["bad token"])
+    # revoke takes the descendants with it
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same().capture(
+        "p2", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}, token=lambda s: s.vars["p2"]).same(
+        ).capture("c2", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/revoke", json=lambda s: {"token": s.vars["p2"]}).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["c2"]}).same().expect(
+        403, errors=["bad token"])
+    pair.send("POST", "/v1/auth/token/revoke", json={"token": "nope"}).same().expect(204)
+
+
+def test_wrapped_create_has_wrapped_accessor(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"period": "30m"},
+                   headers={"X-Vault-Wrap-TTL": "15m"}).same().expect(200)
+
+    def wrapped(side, resp):
+        info = resp.json()["wrap_info"]
+        assert info["ttl"] == 900 and info["creation_path"] == "auth/token/create"
+        assert isinstance(info["wrapped_accessor"], str) and len(info["wrapped_accessor"]) == 24
+        side.vars["w"], side.vars["wa"] = info["token"], info["wrapped_accessor"]
+
+    ex.check(wrapped)
+
+    def unwrapped(side, resp):
+        auth = resp.json()["auth"]
+        assert auth["accessor"] == side.vars["wa"] and auth["lease_duration"] == 1800
+
+    pair.send("POST", "/v1/sys/wrapping/unwrap", json=lambda s: {"token": s.vars["w"]}).same().expect(
+        200).check(unwrapped)
