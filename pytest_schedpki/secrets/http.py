@@ -27,6 +27,7 @@ from .fields import ConversionError, duration_seconds, parse_go_bool
 from .gomime import MediaTypeError, parse_media_type
 from .jsonbody import parse_json_body
 from .leases import record_lease
+from .namespaces import check_namespace
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
@@ -176,6 +177,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     rel = path[len("/v1/"):]
     query = _query(request)
     operation, rel = _operation(request, rel, query)
+    check_namespace(request.headers.get("X-Vault-Namespace"), rel)
     if operation == "head":
         if rel.strip("/") == "sys/health":
             return Response(b"", status=503 if service.sealed else 200, mimetype="application/json", headers=JSON_HEADERS)

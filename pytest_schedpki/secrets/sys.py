@@ -21,6 +21,7 @@ from .fields import (
 )
 from .router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from .sys_capabilities import CAPABILITIES_PATHS
 from .sys_leases import LEASE_PATHS
 from .sys_status import STATUS_PATHS
 from .sys_wrapping import WRAPPING_PATHS
@@ -233,6 +234,7 @@ SYS_ROUTER = Router([
     *STATUS_PATHS,
     *LEASE_PATHS,
     *WRAPPING_PATHS,
+    *CAPABILITIES_PATHS,
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),
