@@ -61,3 +61,22 @@ def test_internal_ui_mounts_lists_token_and_pki(pair):
 @pytest.mark.parametrize("path", ["sys/rekey/init", "sys/generate-root/attempt"])
 def test_operator_reads_unsupported(pair, path):
     pair.send("GET", f"/v1/{path}").same().expect(405, errors=["unsupported operation"])
+
+
+def test_pki_config_cluster_and_acme(pair):
+    pair.enable_pki(max_lease_ttl=None)
+    pair.send("GET", "/v1/{mount}/config/cluster").same().expect(200, data={"aia_path": "", "path": ""})
+    pair.send("POST", "/v1/{mount}/config/cluster", json={"path": "http://a/v1/x", "aia_path": "ftp://b"}).same(
+        ).expect(200, data={"aia_path": "ftp://b", "path": "http://a/v1/x"})
+    for body, field in (({"path": "not a url"}, "path"), ({"aia_path": "http:/x"}, "aia_path"),
+                        ({"path": ""}, "path")):
+        pair.send("POST", "/v1/{mount}/config/cluster", json=body).same().expect(
+            500, errors=[f"1 error occurred:\n\t* invalid, non-URL {field} given to cluster: {body[field]}\n\n"])
+    pair.send("GET", "/v1/{mount}/config/cluster").same().expect(200, data={"aia_path": "ftp://b",
+                                                                            "path": "http://a/v1/x"})
+    pair.send("POST", "/v1/{mount}/config/cluster", json={"bogus": 1}).same().expect(
+        200, warnings=["Endpoint ignored these unrecognized parameters: [bogus]"])
+    pair.send("GET", "/v1/{mount}/config/acme").same().expect(200, data={
+        "allow_role_ext_key_usage": False, "allowed_issuers": ["*"], "allowed_roles": ["*"],
+        "default_directory_policy": "sign-verbatim", "dns_resolver": "", "eab_policy": "not-required",
+        "enabled": False})

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..service import Mount, SecretsService
 
 # modules under pytest_schedpki.secrets.pki that contribute paths, in routing order
-PATH_MODULES = ("issuers", "keys", "ca_generate", "ca_import", "crl", "fetch", "roles", "issue", "sign_intermediate", "sign_self_issued", "sign_verbatim", "certs", "revoke", "cert_metadata", "external_policy", "tidy", "issuer_revoke")
+PATH_MODULES = ("issuers", "keys", "ca_generate", "ca_import", "crl", "fetch", "roles", "issue", "sign_intermediate", "sign_self_issued", "sign_verbatim", "certs", "revoke", "cert_metadata", "external_policy", "tidy", "issuer_revoke", "acme_config", "cluster_config")
 
 
 class PkiBackend:
