@@ -9,6 +9,7 @@ bound.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import signal
 import sys
@@ -110,7 +111,9 @@ def serve(args: argparse.Namespace) -> int:
     print(f"schedpki: secrets (OpenBao/Vault PKI API) on {double.secrets_url}")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
-    print("\n".join(env_lines(double, material.ca_path if material else None)), flush=True)
+    print("\n".join(env_lines(double, material.ca_path if material else None)))
+    print("schedpki: unseal key (sys/unseal, `bao operator unseal`): "
+          + base64.b64encode(double.secrets.unseal_key).decode(), flush=True)
     while not stop.wait(0.05):
         pass
     double.faults.clear()  # release hanging requests before shutdown

@@ -31,6 +31,7 @@ from .namespaces import check_namespace
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
+from .sys_seal import SERVED_WHILE_SEALED
 from .wire import (
     JSON_HEADERS,
     LogicalError,
@@ -218,7 +219,7 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
     router, inner, mount = _route(service, rel)
-    if service.sealed and rel not in ("sys/health", "sys/seal-status"):
+    if service.sealed and rel.rstrip("/") not in SERVED_WHILE_SEALED:
         raise LogicalError(503, ["Vault is sealed"])
     unauthenticated = router is not None and router.is_unauthenticated(inner)
     token = None

@@ -6,6 +6,7 @@ the same object directly (no HTTP).
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
@@ -99,6 +100,7 @@ class SecretsService:
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
+        self.unseal_key = os.urandom(32)  # the dev server's single unseal key (see sys_seal.py)
 
     # -- mounts ------------------------------------------------------------------------------------
     def enable_mount(self, path: str, type: str = "pki", description: str = "",

@@ -23,6 +23,7 @@ from .router import LogicalRequest, Path, Router
 from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
 from .sys_capabilities import CAPABILITIES_PATHS
 from .sys_leases import LEASE_PATHS
+from .sys_seal import SEAL_PATHS
 from .sys_status import STATUS_PATHS
 from .sys_wrapping import WRAPPING_PATHS
 from .token_paths import TOKEN_PATHS
@@ -33,9 +34,14 @@ from .wire import LogicalError, LogicalResponse, not_found, user_error
 
 def _health(req: LogicalRequest) -> LogicalResponse:
     service = req.service
+    if service.sealed:  # a sealed node reports itself standby, without cluster identity
+        body = {"initialized": True, "sealed": True, "standby": True, "replication_performance_mode": "unknown",
+                "replication_dr_mode": "unknown", "server_time_utc": int(service.clock.now().timestamp()),
+                "version": VERSION}
+        return LogicalResponse(data=body, bare=True, status=503)
     body = {
         "initialized": True,
-        "sealed": service.sealed,
+        "sealed": False,
         "standby": False,
         "replication_performance_mode": "disabled",
         "replication_dr_mode": "disabled",
@@ -44,7 +50,7 @@ def _health(req: LogicalRequest) -> LogicalResponse:
         "cluster_name": service.cluster_name,
         "cluster_id": service.cluster_id,
     }
-    return LogicalResponse(data=body, bare=True, status=503 if service.sealed else 200)
+    return LogicalResponse(data=body, bare=True)
 
 
 def _seal_status(req: LogicalRequest) -> LogicalResponse:
@@ -52,9 +58,10 @@ def _seal_status(req: LogicalRequest) -> LogicalResponse:
     body = {
         "type": "shamir", "initialized": True, "sealed": service.sealed, "t": 1, "n": 1, "progress": 0,
         "nonce": "", "recovery_seal": False, "version": VERSION, "commit_date": "2026-10-26T20:32:27Z",
-        "migration": False, "cluster_name": service.cluster_name, "cluster_id": service.cluster_id,
-        "storage_type": "inmem",
+        "migration": False, "storage_type": "inmem",
     }
+    if not service.sealed:  # the cluster identity is known only while unsealed
+        body.update(cluster_name=service.cluster_name, cluster_id=service.cluster_id)
     return LogicalResponse(data=body, bare=True)
 
 
@@ -235,6 +242,7 @@ SYS_ROUTER = Router([
     *LEASE_PATHS,
     *WRAPPING_PATHS,
     *CAPABILITIES_PATHS,
+    *SEAL_PATHS,
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),

@@ -88,3 +88,21 @@ def test_taken_port_fails_with_exit_1():
         sock.close()
     assert proc.returncode == 1
     assert proc.stderr.startswith("schedpki: cannot listen on 127.0.0.1:")
+
+
+def test_serve_prints_the_unseal_key_that_unseals_after_sys_seal():
+    proc, lines, env = _start("--no-seed")
+    try:
+        line = proc.stdout.readline().rstrip("\n")
+        prefix = "schedpki: unseal key (sys/unseal, `bao operator unseal`): "
+        assert line.startswith(prefix), line
+        key = line[len(prefix):]
+        url, token = env["VAULT_ADDR"], {"X-Vault-Token": env["VAULT_TOKEN"]}
+        assert requests.put(url + "/v1/sys/seal", headers=token, timeout=5).status_code == 204
+        assert requests.get(url + "/v1/sys/mounts", headers=token, timeout=5).json() == {"errors": ["Vault is sealed"]}
+        status = requests.put(url + "/v1/sys/unseal", json={"key": key}, timeout=5)
+        assert status.status_code == 200 and status.json()["sealed"] is False
+        assert requests.get(url + "/v1/sys/mounts", headers=token, timeout=5).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=5)
