@@ -15,6 +15,7 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
 
 from __future__ import annotations
 
+import posixpath
 import re
 import urllib.parse
 from typing import Any
@@ -170,9 +171,27 @@ def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
     return mount.backend.router, inner, mount
 
 
+def _dot_segments(path: str) -> bool:
+    return any(segment in (".", "..") for segment in path.split("/"))
+
+
+def _clean_path(request: Request) -> str:
+    """The request path with ``//`` collapsed. Dot segments written as such are resolved (Go's mux
+    redirects to the cleaned path; see docs/divergences.md); dot segments that only appear after
+    percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
+    supported``."""
+    path = re.sub("/{2,}", "/", request.path)
+    if not _dot_segments(path):
+        return path
+    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
+    if raw and _dot_segments(raw):
+        return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
+    raise user_error("relative paths not supported")
+
+
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
-    path = re.sub("/{2,}", "/", request.path)
+    path = _clean_path(request)
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)
     rel = path[len("/v1/"):]
