@@ -29,6 +29,7 @@ from .gomime import MediaTypeError, parse_media_type
 from .jsonbody import parse_json_body
 from .leases import record_lease
 from .namespaces import check_namespace
+from .path_help import help_requested, help_response
 from .router import LogicalRequest, Router
 from .service import SecretsService
 from .sys import SYS_ROUTER, TOKEN_ROUTER
@@ -217,7 +218,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      {k: v for k, v in request.headers.items()})
+                      {k: v for k, v in request.headers.items()}, help=help_requested(request.query_string))
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
         if result.auth:
@@ -228,11 +229,12 @@ def handle(service: SecretsService, request: Request) -> Response:
 
 
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
-             headers: dict[str, str] | None = None) -> LogicalResponse:
+             headers: dict[str, str] | None = None, help: bool = False) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
 
     ``operation`` is read/list/update/delete/patch; ``rel`` the path after ``/v1/`` (list paths
-    get their trailing ``/`` here if missing); ``raw`` the request data. Returns the handler's
+    get their trailing ``/`` here if missing); ``raw`` the request data; ``help``: answer the
+    route's help (:mod:`.path_help`) after the token checks instead of running it. Returns the handler's
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
     """
     if operation == "list" and not rel.endswith("/"):
@@ -256,6 +258,8 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])
+    if help:  # ?help=<anything>: the route's help, whatever the method (path_help.py)
+        return help_response(router, inner)
     if operation == "update" and rel.endswith("/"):
         raise user_error("cannot write to a path ending in '/'")
 

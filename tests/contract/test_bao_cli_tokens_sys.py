@@ -137,3 +137,34 @@ def test_pki_health_check_statuses(cli, leased_mount):
         "role_allows_glob_wildcards": ["ok"], "role_allows_localhost": ["ok"], "role_no_store_false": ["warning"],
         "root_issued_leaves": ["warning"], "tidy_last_run": ["critical"], "too_many_certs": ["ok"],
     }
+
+
+def test_path_help(cli, leased_mount):
+    out = cli.ok("path-help", f"{leased_mount}/issue/l").splitlines()
+    assert out[0] == "Request:        issue/l" and out[1].startswith("Matching Route: ^issue/(?P<role>")
+    missing = cli("path-help", f"{leased_mount}/nope/x")
+    assert missing.returncode == 2 and "unsupported path" in missing.stderr
+
+
+def test_pki_issue_list_intermediates_verify_sign(cli, request):
+    parent, child = unique_mount("cp", request), unique_mount("ci", request)
+    try:
+        cli.ok("secrets", "enable", f"-path={parent}", "pki")
+        cli.ok("secrets", "tune", "-max-lease-ttl=87600h", parent)
+        cli.ok("secrets", "enable", f"-path={child}", "pki")
+        cli.ok("write", f"{parent}/root/generate/internal", "common_name=root", "ttl=8760h", "issuer_name=rootx",
+               "key_type=ec")
+        issued = _json(cli.ok("pki", "issue", "-format=json", "-issuer_name=intx", f"/{parent}/issuer/rootx",
+                              f"/{child}/", "common_name=inter", "key_type=ec"))
+        assert sorted(issued) == ["data", "lease_duration", "lease_id", "renewable", "request_id", "warnings"]
+        assert issued["data"]["issuer_name"] == "intx"
+        listed = _json(cli.ok("pki", "list-intermediates", "-format=json", f"/{parent}/issuer/rootx",
+                              f"/{child}/issuer/intx"))
+        assert listed == {f"{child}/issuer/intx": True}
+        verified = _json(cli.ok("pki", "verify-sign", "-format=json", f"/{parent}/issuer/rootx",
+                                f"/{child}/issuer/intx"))
+        assert verified == {"key_id_match": True, "path_match": True, "signature_match": True,
+                            "subject_match": True, "trust_match": True}
+    finally:
+        cli("secrets", "disable", parent)
+        cli("secrets", "disable", child)
