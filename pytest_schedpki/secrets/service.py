@@ -14,7 +14,7 @@ from typing import Any
 
 from ..clock import Clock
 from .acl import Policy, default_policies
-from .policy_parser import PolicyError, parse_policy
+from .policy_parser import PolicyError, decode_policy_text, parse_policy
 from .tokens import TokenStore, random_id
 from .wire import user_error
 
@@ -207,10 +207,11 @@ class SecretsService:
         "root" policy``, or ``failed to parse policy: ...``.
         """
         name = name.strip().lower()
-        if not text or not text.strip():
+        if not text:  # whitespace alone is an empty, valid policy
             raise user_error("'policy' parameter not supplied or empty")
         if name == "root":
             raise user_error('cannot update "root" policy')
+        text = decode_policy_text(text)
         try:
             rules = parse_policy(text)
         except PolicyError as exc:
