@@ -27,7 +27,7 @@ from .sys_seal import SEAL_PATHS
 from .sys_status import STATUS_PATHS
 from .sys_wrapping import WRAPPING_PATHS
 from .token_paths import TOKEN_PATHS
-from .token_roles import role_paths, role_policies
+from .token_roles import role_limits, role_paths, role_policies
 from .token_ttl import creation_ttl
 from .wire import LogicalError, LogicalResponse, not_found, user_error
 
@@ -277,26 +277,27 @@ def _token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     renewable = req.data.get("renewable") if req.data.sent("renewable") else True
     no_default_policy = req.data.get("no_default_policy")
     path = "auth/token/" + ("create-orphan" if req.path == "create-orphan" else "create")
+    ttl_period, ttl_max = period, explicit_max_ttl  # the role's limits count, the token keeps its own
     if role is not None:
         policies = role_policies(role, policies)
         orphan = orphan or role.orphan
         renewable = renewable and role.renewable
-        period = role.period or period
-        if role.explicit_max_ttl and (not explicit_max_ttl or role.explicit_max_ttl < explicit_max_ttl):
-            explicit_max_ttl = role.explicit_max_ttl
+        ttl_period, ttl_max = role_limits(role, period, explicit_max_ttl)
         no_default_policy = no_default_policy or role.no_default_policy
         path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
     if not policies and parent is not None:
         policies = list(parent.policies)  # an orphan still starts from its creator's policies
     chosen = policies or []
-    ttl, warnings = creation_ttl(ttl, period, explicit_max_ttl, "root" in chosen)
+    ttl, warnings = creation_ttl(ttl, ttl_period, ttl_max, "root" in chosen)
     token = req.service.tokens.create(
         req.service.clock.now(), policies=policies, ttl=ttl, display_name=req.data.get("display_name"),
         meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"), renewable=renewable,
         token_id=req.data.get("id") or None, no_default_policy=no_default_policy,
         parent=None if orphan else parent, explicit_max_ttl=explicit_max_ttl, period=period, path=path,
-        ttl_decided=True,
+        ttl_decided=True, role=role.name if role is not None else "",
     )
+    warnings += [f'Policy "{name}" does not exist' for name in sorted(token.policies)
+                 if name not in req.service.policies]
     return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .fields import DURATION, STRING, Field
 from .leases import revoke_token_leases
 from .router import LogicalRequest, Path
+from .token_roles import role_limits
 from .token_ttl import renewal_ttl
 from .tokens import Token
 from .wire import LogicalError, LogicalResponse, multierror_text, user_error
@@ -53,7 +54,9 @@ def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalR
     if not token.renewable:
         raise user_error("lease is not renewable")
     now = _now(req)
-    ttl, warnings = renewal_ttl(req.data.get("increment"), token.ttl, token.period, token.explicit_max_ttl,
+    period, explicit_max_ttl = role_limits(req.service.tokens.roles.get(token.role) if token.role else None,
+                                           token.period, token.explicit_max_ttl)
+    ttl, warnings = renewal_ttl(req.data.get("increment"), token.ttl, period, explicit_max_ttl,
                                 token.creation_time, now)
     token = req.service.tokens.renewed(token, ttl, now)
     auth = token.auth_block(lease_duration=ttl)

@@ -57,7 +57,7 @@ def _pick(req: LogicalRequest, names: tuple[str, ...], current):
 
 
 def _write_role(req: LogicalRequest) -> LogicalResponse:
-    name = req.data.get("role_name").lower()
+    name = req.data.get("role_name")  # role names are case-sensitive
     old = req.service.tokens.roles.get(name) or TokenRole(name=name)
     slices = {}
     for key in ("allowed_policies", "disallowed_policies", "allowed_policies_glob", "disallowed_policies_glob"):
@@ -77,14 +77,14 @@ def _write_role(req: LogicalRequest) -> LogicalResponse:
 
 
 def _read_role(req: LogicalRequest) -> LogicalResponse:
-    role = req.service.tokens.roles.get(req.data.get("role_name").lower())
+    role = req.service.tokens.roles.get(req.data.get("role_name"))
     if role is None:
         raise LogicalError(404, [])
     return LogicalResponse(data=role.describe())
 
 
 def _delete_role(req: LogicalRequest) -> LogicalResponse:
-    req.service.tokens.roles.pop(req.data.get("role_name").lower(), None)
+    req.service.tokens.roles.pop(req.data.get("role_name"), None)
     return LogicalResponse(status=204)
 
 
@@ -98,7 +98,7 @@ def _create_with_role(req: LogicalRequest) -> LogicalResponse:
     from .sys import _token_create  # the one creation path; sys imports this module's routes
 
     name = req.data.get("role_name")
-    role = req.service.tokens.roles.get(name.lower())
+    role = req.service.tokens.roles.get(name)
     if role is None:
         raise user_error(f"unknown role {name}")
     return _token_create(req, role)
@@ -135,10 +135,23 @@ def role_policies(role: TokenRole, requested: list[str] | None) -> list[str] | N
     if role.allowed_policies:
         extra = [p for p in requested if p not in role.allowed_policies and p != "default"]
         if extra:
-            raise user_error(f"token policies ({_go_list(sorted(requested))}) must be subset of the role's "
-                             f"allowed policies ({_go_list(list(role.allowed_policies))})")
+            asked = sorted({*requested, "default"})
+            allowed = sorted({*role.allowed_policies, "default"})
+            raise user_error(f"token policies ({_go_list(asked)}) must be subset of the role's allowed policies "
+                             f"({_go_list(allowed)}) or glob policies ({_go_list(list(role.allowed_policies_glob))})")
     return requested
 
 
 def _go_list(items: list[str]) -> str:
     return "[" + " ".join(f'"{i}"' for i in items) + "]"
+
+
+def role_limits(role: TokenRole | None, period: int, explicit_max_ttl: int) -> tuple[int, int]:
+    """The ``(period, explicit_max_ttl)`` (seconds) that govern a token's TTL at creation and at each
+    renewal: the role's period wins over the token's; the smaller explicit max applies. A token
+    keeps its own values for lookups (OpenBao shows the role's only through the TTL)."""
+    if role is None:
+        return period, explicit_max_ttl
+    if role.explicit_max_ttl and (not explicit_max_ttl or role.explicit_max_ttl < explicit_max_ttl):
+        explicit_max_ttl = role.explicit_max_ttl
+    return role.period or period, explicit_max_ttl

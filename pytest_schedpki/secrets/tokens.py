@@ -52,6 +52,7 @@ class Token:
     parent: str = ""
     last_renewal: datetime.datetime | None = None
     expires: datetime.datetime | None = None
+    role: str = ""  # the token role it was created through (its period/max apply at each renewal)
 
     @property
     def is_root(self) -> bool:
@@ -74,6 +75,8 @@ class Token:
         extra: dict = {}
         if self.period:
             extra["period"] = self.period
+        if self.role:
+            extra["role"] = self.role
         if self.last_renewal is not None:
             extra["last_renewal"] = rfc3339_nano(self.last_renewal)
             extra["last_renewal_time"] = int(self.last_renewal.timestamp())
@@ -146,7 +149,7 @@ class TokenStore:
                display_name: str = "", meta: dict | None = None, num_uses: int = 0,
                renewable: bool = True, token_id: str | None = None, no_default_policy: bool = False,
                parent: Token | None = None, explicit_max_ttl: int = 0, period: int = 0,
-               path: str = "auth/token/create", ttl_decided: bool = False) -> Token:
+               path: str = "auth/token/create", ttl_decided: bool = False, role: str = "") -> Token:
         """Create a token. ``policies`` default to the parent's; ``default`` is added first unless the
         token is root or ``no_default_policy``; ``ttl`` in seconds (0 = the mount default, 768h on a
         dev server, for non-root tokens). ``ttl_decided``: ``ttl`` is final (computed by
@@ -161,6 +164,8 @@ class TokenStore:
         elif "default" in chosen and "root" not in chosen:
             chosen = ["default", *[p for p in chosen if p != "default"]]
         is_root = "root" in chosen
+        if is_root:  # a root token carries the root policy alone
+            chosen = ["root"]
         if not ttl_decided:
             if not is_root and ttl == 0:
                 ttl = 768 * 3600
@@ -173,6 +178,7 @@ class TokenStore:
             creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
             num_uses=num_uses, renewable=renewable, orphan=parent is None,
             explicit_max_ttl=explicit_max_ttl, period=period, parent=parent.id if parent else "", path=path,
+            role=role,
         )
         self.tokens[token.id] = token
         return token

@@ -150,3 +150,50 @@ def test_wrapped_create_has_wrapped_accessor(pair):
 
     pair.send("POST", "/v1/sys/wrapping/unwrap", json=lambda s: {"token": s.vars["w"]}).same().expect(
         200).check(unwrapped)
+
+
+def test_token_roles_and_creation_through_a_role(pair):
+    role = pair.mount.replace("_", "-")
+    base = f"/v1/auth/token/roles/{role}"
+    pair.send("GET", base).same().expect(404, errors=[])
+    pair.send("POST", base, json={"allowed_policies": "p1,p2", "disallowed_policies": ["x"]}).same().expect(204)
+    pair.send("GET", base).same().expect(200, data={
+        "allowed_policies": ["p1", "p2"], "disallowed_policies": ["x"], "allowed_policies_glob": [],
+        "disallowed_policies_glob": [], "name": role, "orphan": False, "renewable": True, "path_suffix": "",
+        "period": 0, "token_period": 0, "explicit_max_ttl": 0, "token_explicit_max_ttl": 0,
+        "token_no_default_policy": False, "token_type": "default-service", "allowed_entity_aliases": None})
+
+    def listed(side, resp):
+        assert role in resp.json()["data"]["keys"]
+
+    pair.send("LIST", "/v1/auth/token/roles").same(volatile=("keys",)).expect(200).check(listed)
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={}).same().expect(200).check(
+        _auth({"policies": ["default", "p1", "p2"], "lease_duration": 2764800}))
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={"policies": ["x"]}).same().expect(400, errors=[
+        'token policies (["default" "x"]) must be subset of the role\'s allowed policies (["default" "p1" "p2"]) '
+        'or glob policies ([])'])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h", "role_name": role}).same().expect(
+        200, warnings=["Endpoint ignored these unrecognized parameters: [role_name]"])
+    pair.send("POST", f"/v1/auth/token/create/{role}-nope", json={}).same().expect(
+        400, errors=[f"unknown role {role}-nope"])
+    pair.send("POST", base, json={"orphan": True, "period": "1h", "renewable": False,
+                                  "token_explicit_max_ttl": "2h", "path_suffix": "sfx"}).same().expect(204)
+    ex = pair.send("POST", f"/v1/auth/token/create/{role}", json={"policies": ["p1"]}).same().expect(200)
+    ex.check(_auth({"orphan": True, "renewable": False, "lease_duration": 3600}))
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"path": f"auth/token/create/{role}/sfx", "role": role,
+                                                    "explicit_max_ttl": 0})
+    pair.send("POST", f"/v1/auth/token/roles/{role.upper()}", json={}).same().expect(204)
+    pair.send("GET", f"/v1/auth/token/roles/{role.upper()}").same().expect(200, data={"name": role.upper()})
+    for name in (role, role.upper()):
+        pair.send("DELETE", f"/v1/auth/token/roles/{name}").same().expect(204)
+
+
+def test_missing_policies_warn_and_root_stands_alone(pair):
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "30m", "explicit_max_ttl": "5m",
+                                                     "policies": ["zz-missing", "nope-missing", "default"]}
+              ).same().expect(200, warnings=[CAPPED.format("30m", "5m"), 'Policy "nope-missing" does not exist',
+                                             'Policy "zz-missing" does not exist'])
+    pair.send("POST", "/v1/auth/token/create", json={"policies": ["root", "nope-missing"]}).same().expect(
+        200, warnings=None).check(_auth({"policies": ["root"]}))
