@@ -10,6 +10,7 @@ problem), 1 when a port cannot be bound (the message names the address, the port
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import signal
 import sys
@@ -150,7 +151,9 @@ def serve(args: argparse.Namespace) -> int:
     print(f"schedpki: secrets (OpenBao/Vault PKI API) on {double.secrets_url}")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
-    print("\n".join(env_lines(double, material.ca_path if material else None)), flush=True)
+    print("\n".join(env_lines(double, material.ca_path if material else None)))
+    print("schedpki: unseal key (sys/unseal, `bao operator unseal`): "
+          + base64.b64encode(double.secrets.unseal_key).decode(), flush=True)
     while not stop.wait(0.05):
         pass
     double.stop()

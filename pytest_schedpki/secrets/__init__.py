@@ -3,14 +3,17 @@
 * ``service`` - ``SecretsService``: mounts (each with its engine), tokens, policies, wrapping, snapshots;
 * ``http`` - the WSGI skin: request decoding (``jsonbody``), authentication, ACL check, dispatch to
   ``sys/``, ``auth/<method>/`` or a mount's engine, OpenBao's envelope and errors;
-* ``sys`` - the ``sys/`` endpoints (health, mounts, policies, wrapping) and, for now, the token
-  method's paths; ``acl`` + ``policy_parser`` - ACL policies and their evaluation; ``seed`` - the
-  ``secrets:`` section of a seed file;
+* ``system/`` - the ``sys/`` endpoints (health, status, seal, mounts, auth mounts, policies,
+  wrapping, leases, capabilities, path help) and the token method's paths (create, renew, revoke,
+  roles); ``leases`` - the leases engines hand out; ``acl`` + ``policy_parser`` + ``hcl1`` - ACL
+  policies, HCL1 parsing with Go's texts, and their evaluation; ``seed`` - the ``secrets:`` section
+  of a seed file (one walker, in-process or over HTTP); ``kv_inspection`` - what tests read and
+  wrote in KV;
 * ``framework/`` - what every engine builds on (paths, fields, logical request/response, the
   engine protocols); ``engines/`` - one sub-package per secrets engine; ``auth/`` - one sub-package
   per auth method.
 
-Imports point down: ``http``/``sys``/``seed`` -> ``service`` -> ``engines.registry``, ``auth/``,
+Imports point down: ``http``/``system``/``seed`` -> ``service`` -> ``engines.registry``, ``auth/``,
 ``acl`` -> ``framework/`` -> ``golang/``, ``wire.bytes_response``. Engines and auth methods never
 import the service (they see it through ``framework.engine.EngineHost``). Never imports
 ``scheduler/`` or the double.

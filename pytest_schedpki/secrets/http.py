@@ -15,6 +15,7 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
 
 from __future__ import annotations
 
+import posixpath
 import re
 import urllib.parse
 from typing import Any
@@ -37,9 +38,13 @@ from .framework.logical import (
 )
 from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
+from .leases import record_lease
 from .service import SecretsService
-from .sys import SYS_ROUTER, TOKEN_ROUTER
-from .sys_auth import SYS_AUTH_ROUTER
+from .system.auth_mounts import SYS_AUTH_ROUTER
+from .system.namespaces import check_namespace
+from .system.path_help import help_requested, help_response
+from .system.routes import SYS_ROUTER, TOKEN_ROUTER
+from .system.seal import SERVED_WHILE_SEALED
 
 # the built-in token method, by mount name under ``auth/``; the other methods are mounts enabled
 # through ``sys/auth`` (service.auth_mounts). The token method's paths are still defined in sys.py.
@@ -182,14 +187,33 @@ def _route(service: SecretsService, rel: str) -> tuple[Router | None, str, Any]:
     return mount.backend.router, inner, mount
 
 
+def _dot_segments(path: str) -> bool:
+    return any(segment in (".", "..") for segment in path.split("/"))
+
+
+def _clean_path(request: Request) -> str:
+    """The request path with ``//`` collapsed. Dot segments written as such are resolved (Go's mux
+    redirects to the cleaned path; see docs/divergences.md); dot segments that only appear after
+    percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
+    supported``."""
+    path = re.sub("/{2,}", "/", request.path)
+    if not _dot_segments(path):
+        return path
+    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
+    if raw and _dot_segments(raw):
+        return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
+    raise user_error("relative paths not supported")
+
+
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
-    path = re.sub("/{2,}", "/", request.path)
+    path = _clean_path(request)
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)
     rel = path[len("/v1/"):]
     query = _query(request)
     operation, rel = _operation(request, rel, query)
+    check_namespace(request.headers.get("X-Vault-Namespace"), rel)
     if operation == "head":
         if rel.strip("/") == "sys/health":
             return Response(b"", status=503 if service.sealed else 200, mimetype="application/json", headers=JSON_HEADERS)
@@ -209,27 +233,31 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      {k: v for k, v in request.headers.items()}, remote_addr=request.remote_addr or "")
+                      {k: v for k, v in request.headers.items()}, remote_addr=request.remote_addr or "",
+                      help=help_requested(request.query_string))
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
+        if result.auth:
+            wrap_info["wrapped_accessor"] = result.auth.get("accessor", "")
         return json_response({"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0,
                               "data": None, "wrap_info": wrap_info, "warnings": None, "auth": None})
     return result.to_response()
 
 
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
-             headers: dict[str, str] | None = None, remote_addr: str = "") -> LogicalResponse:
+             headers: dict[str, str] | None = None, remote_addr: str = "", help: bool = False) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
 
     ``operation`` is read/list/update/delete/patch; ``rel`` the path after ``/v1/`` (list paths
-    get their trailing ``/`` here if missing); ``raw`` the request data. Returns the handler's
+    get their trailing ``/`` here if missing); ``raw`` the request data; ``help``: answer the
+    route's help (:mod:`.path_help`) after the token checks instead of running it. Returns the handler's
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
     ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it).
     """
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
     router, inner, mount = _route(service, rel)
-    if service.sealed and rel not in ("sys/health", "sys/seal-status"):
+    if service.sealed and rel.rstrip("/") not in SERVED_WHILE_SEALED:
         raise LogicalError(503, ["Vault is sealed"])
     unauthenticated = router is not None and router.is_unauthenticated(inner)
     token = None
@@ -249,6 +277,8 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])
+    if help:  # ?help=<anything>: the route's help, whatever the method (path_help.py)
+        return help_response(router, inner)
     if operation == "update" and rel.endswith("/"):
         raise user_error("cannot write to a path ending in '/'")
 
@@ -272,6 +302,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped
                 exc.errors = [multierror_inner(e) for e in exc.errors]
             raise
+        if result is not None and result.lease_id and mount is not None and token is not None:
+            serial = (result.data or {}).get("serial_number", "")
+            record_lease(service, result.lease_id, mount.path, serial, token.id, result.lease_duration)
     if result is None:
         raise LogicalError(404, [])
     return result

@@ -9,16 +9,23 @@ HCL::
 
 JSON: ``{"path": {"pki/issue/+": {"capabilities": ["update"]}}}``.
 
-:func:`parse_policy` returns ``{pattern: set_of_capabilities}``; errors raise PolicyError whose
-text follows OpenBao's ``failed to parse policy: ...`` wording (position texts differ: see
-docs/divergences.md).
+:func:`parse_policy` returns ``{pattern: set_of_capabilities}``; errors raise PolicyError with
+OpenBao's text: ``failed to parse policy: `` then HCL1's syntax error with its position
+(:mod:`.hcl1`), the unknown-key multierror (``invalid key "pth" on line 0``; top-level keys are
+``name`` and ``path``, path blocks take :data:`PATH_KEYS`), HCL's decoding errors
+(``At 1:27: unknown slice type: *ast.LiteralType``) or the capability/policy checks.
+:func:`decode_policy_text` undoes the base64 encoding the policy endpoints accept.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-import re
 from typing import Any
+
+from ..golang.duration import go_quote
+from . import hcl1
 
 CAPABILITIES = {"create", "read", "update", "delete", "list", "sudo", "deny", "patch", "scan"}
 LEGACY_POLICY = {  # the pre-0.5 `policy = "..."` shorthand
@@ -33,124 +40,121 @@ class PolicyError(ValueError):
     """A policy text OpenBao would refuse; ``str()`` is the error text."""
 
 
-_TOKEN = re.compile(r'''
-    (?P<ws>\s+)
-  | (?P<comment>\#[^\n]*|//[^\n]*|/\*.*?\*/)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<number>-?\d+(?:\.\d+)?)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_.-]*)
-  | (?P<punct>[{}\[\]=,:])
-''', re.VERBOSE | re.DOTALL)
+PATH_KEYS = ("comment", "policy", "capabilities", "allowed_parameters", "denied_parameters",
+             "required_parameters", "min_wrapping_ttl", "max_wrapping_ttl", "mfa_methods", "control_group",
+             "pagination_limit", "list_scan_response_keys_filter_path", "expiration")
 
 
-def _tokens(text: str) -> list[tuple[str, Any, int, int]]:
-    out: list[tuple[str, Any, int, int]] = []
-    pos, line, line_start = 0, 1, 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise PolicyError(f"failed to parse policy: At {line}:{pos - line_start + 1}: illegal char")
-        kind = m.lastgroup
-        value = m.group(kind)
-        if kind == "string":
-            out.append(("string", json.loads(value), line, pos - line_start + 1))
-        elif kind not in ("ws", "comment"):
-            out.append((kind if kind != "punct" else value, value, line, pos - line_start + 1))
-        newlines = value.count("\n")
-        if newlines:
-            line += newlines
-            line_start = pos + value.rfind("\n") + 1
-        pos = m.end()
-    out.append(("EOF", None, line, pos - line_start + 1))
+def _multierror(messages: list[str]) -> str:
+    head = "1 error occurred" if len(messages) == 1 else f"{len(messages)} errors occurred"
+    return head + ":\n" + "".join(f"\t* {m}\n" for m in messages) + "\n"
+
+
+def _check_keys(items: list[hcl1.ObjectItem], valid: tuple[str, ...]) -> str | None:
+    """OpenBao's ``CheckHCLKeys``: the multierror text for unknown keys, or ``None``."""
+    bad = [f"invalid key {go_quote(str(i.keys[0].value()))} on line {i.assign_line}" for i in items
+           if i.keys and i.keys[0].value() not in valid]
+    return _multierror(bad) if bad else None
+
+
+def _node_type(node: Any) -> str:
+    return {hcl1.Literal: "*ast.LiteralType", hcl1.ListNode: "*ast.ListType",
+            hcl1.ObjectList: "*ast.ObjectType"}[type(node)]
+
+
+def _pos(node: Any) -> str:
+    return node.token.pos
+
+
+def _strings(node: Any, field: str, prefix: str) -> list[str]:
+    """A ``[]string`` field as HCL's decoder reads it (a list of literals)."""
+    if isinstance(node, hcl1.ObjectList) and not node.items:
+        return []  # an empty object decodes as an empty list
+    if not isinstance(node, hcl1.ListNode):
+        raise PolicyError(f"{prefix}At {_pos(node)}: unknown slice type: {_node_type(node)}")
+    out = []
+    for index, item in enumerate(node.items):
+        if not isinstance(item, hcl1.Literal) or item.token.type not in ("STRING", "NUMBER"):
+            raise PolicyError(f"{prefix}At {_pos(item)}: root.{field}[{index}]: unknown type for string {_node_type(item)}")
+        out.append(str(item.token.value()))
     return out
 
 
-_HCL_TOKEN_NAMES = {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", "=": "ASSIGN", ",": "COMMA",
-                    ":": "COLON", "string": "STRING", "number": "NUMBER", "ident": "IDENT", "EOF": "EOF"}
+def _string(node: Any, field: str, prefix: str) -> str:
+    if not isinstance(node, hcl1.Literal) or node.token.type not in ("STRING", "NUMBER"):
+        raise PolicyError(f"{prefix}At {_pos(node)}: root.{field}: unknown type for string {_node_type(node)}")
+    return str(node.token.value())
 
 
-def _name(kind: str) -> str:
-    return _HCL_TOKEN_NAMES.get(kind, kind.upper())
+def _parameters(node: Any, name: str, prefix: str) -> None:
+    """``allowed_parameters``/``denied_parameters``: a map of lists."""
+    if not isinstance(node, hcl1.ObjectList):
+        raise PolicyError(f"{prefix}At {_pos(node)}: root.{name}: not an object type for map ({_node_type(node)})")
+    for item in node.items:
+        if not isinstance(item.val, hcl1.ListNode):
+            raise PolicyError(f"{prefix}At {_pos(item.val)}: unknown slice type: {_node_type(item.val)}")
 
 
-class _Parser:
-    def __init__(self, text: str):
-        self.toks = _tokens(text)
-        self.i = 0
+def _wrapping_ttl(node: Any, name: str, key: str) -> None:
+    from ..golang.duration import GoDurationError, parse_duration
 
-    def peek(self) -> tuple[str, Any, int, int]:
-        return self.toks[self.i]
-
-    def take(self, *kinds: str) -> tuple[str, Any, int, int]:
-        tok = self.toks[self.i]
-        if kinds and tok[0] not in kinds:
-            raise PolicyError(f"failed to parse policy: At {tok[2]}:{tok[3]}: expected {' or '.join(_name(k) for k in kinds)}, got: {_name(tok[0])}")
-        self.i += 1
-        return tok
-
-    def body(self, until: str) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        while self.peek()[0] != until:
-            key = self.take("ident", "string")[1]
-            if self.peek()[0] == "=":
-                self.take("=")
-                result[key] = self.value()
-            else:
-                labels = []
-                while self.peek()[0] == "string":
-                    labels.append(self.take("string")[1])
-                self.take("{")
-                block = self.body("}")
-                self.take("}")
-                target = result.setdefault(key, {})
-                for label in labels[:-1]:
-                    target = target.setdefault(label, {})
-                if labels:
-                    target.setdefault(labels[-1], []).append(block)
-                else:
-                    target.setdefault("", []).append(block)
-            if self.peek()[0] == ",":
-                self.take(",")
-        return result
-
-    def value(self) -> Any:
-        kind, value, line, col = self.peek()
-        if kind == "string":
-            return self.take()[1]
-        if kind == "number":
-            self.take()
-            return float(value) if "." in value else int(value)
-        if kind == "ident" and value in ("true", "false"):
-            self.take()
-            return value == "true"
-        if kind == "[":
-            self.take("[")
-            items = []
-            while self.peek()[0] != "]":
-                items.append(self.value())
-                if self.peek()[0] == ",":
-                    self.take(",")
-                elif self.peek()[0] != "]":
-                    tok = self.peek()
-                    raise PolicyError(f"failed to parse policy: At {tok[2]}:{tok[3]}: error parsing list, expected comma or list end, got: {_name(tok[0])}")
-            self.take("]")
-            return items
-        if kind == "{":
-            self.take("{")
-            obj = self.body("}")
-            self.take("}")
-            return obj
-        raise PolicyError(f"failed to parse policy: At {line}:{col}: Unknown token: {line}:{col} {_name(kind)} {value}")
+    if isinstance(node, hcl1.Literal) and node.token.type == "STRING":
+        text = node.token.value()
+        if text and not text[-1].isdigit():
+            try:
+                parse_duration(text)
+            except GoDurationError as exc:
+                raise PolicyError(f"path {go_quote(key)}: error parsing {name}: {exc}") from None
 
 
-def _path_rules(tree: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    paths = tree.get("path", {})
+def _hcl_rules(text: str) -> dict[str, dict[str, Any]]:
+    """``{pattern: {"capabilities": [...], "policy": str|None}}`` of an HCL policy, with OpenBao's
+    checks and texts (without the ``failed to parse policy: `` prefix)."""
+    try:
+        root = hcl1.parse(text)
+    except hcl1.HclError as exc:
+        raise PolicyError(str(exc)) from None
+    bad = _check_keys(root.items, ("name", "path"))
+    if bad:
+        raise PolicyError(bad)
     rules: dict[str, dict[str, Any]] = {}
-    if isinstance(paths, dict):
-        for pattern, blocks in paths.items():
-            for block in blocks if isinstance(blocks, list) else [blocks]:
-                rules.setdefault(pattern, {}).update(block if isinstance(block, dict) else {})
+    for item in root.filter("path").items:
+        key = str(item.keys[0].value()) if item.keys else "path"
+        if not isinstance(item.val, hcl1.ObjectList):
+            raise PolicyError(f"path {go_quote(key)}: cannot check HCL keys of type {_node_type(item.val)}")
+        bad = _check_keys(item.val.items, PATH_KEYS)
+        if bad:
+            raise PolicyError(f"path {go_quote(key)}: {bad}")
+        prefix = f"path {go_quote(key)}: path {go_quote(key)}: "
+        block: dict[str, Any] = {}
+        for entry in item.val.items:
+            name = entry.keys[0].value() if entry.keys else ""
+            if name == "capabilities":
+                block["capabilities"] = _strings(entry.val, "Capabilities", prefix)
+            elif name == "policy":
+                block["policy"] = _string(entry.val, "Policy", prefix)
+            elif name in ("allowed_parameters", "denied_parameters"):
+                _parameters(entry.val, name, prefix)
+        for entry in item.val.items:
+            name = entry.keys[0].value() if entry.keys else ""
+            if name in ("min_wrapping_ttl", "max_wrapping_ttl"):
+                _wrapping_ttl(entry.val, name, key)
+        merged = rules.setdefault(key, {})
+        if "capabilities" in block:
+            merged.setdefault("capabilities", []).extend(block["capabilities"])
+        if "policy" in block:
+            merged["policy"] = block["policy"]
     return rules
+
+
+def decode_policy_text(text: str) -> str:
+    """OpenBao's policy endpoints accept the policy base64-encoded: a text that decodes as standard
+    base64 is replaced by its decoding (bytes read as Latin-1, so binary junk stays visible to the
+    parser as illegal characters)."""
+    try:
+        return base64.b64decode(text, validate=True).decode("latin-1")
+    except (binascii.Error, ValueError):
+        return text
 
 
 def parse_policy(text: str) -> dict[str, set[str]]:
@@ -163,19 +167,23 @@ def parse_policy(text: str) -> dict[str, set[str]]:
             raise PolicyError(f"failed to parse policy: {exc}") from None
         rules = {p: (b if isinstance(b, dict) else {}) for p, b in (tree.get("path") or {}).items()}
     else:
-        parser = _Parser(text)
-        rules = _path_rules(parser.body("EOF"))
+        try:
+            rules = _hcl_rules(text)
+        except PolicyError as exc:
+            raise PolicyError(f"failed to parse policy: {exc}") from None
     result: dict[str, set[str]] = {}
     for pattern, block in rules.items():
         caps: set[str] = set()
         legacy = block.get("policy")
         if legacy is not None:
             if legacy not in LEGACY_POLICY:
-                raise PolicyError(f'failed to parse policy: path "{pattern}": invalid policy "{legacy}"')
+                raise PolicyError(f"failed to parse policy: path {go_quote(pattern)}: path {go_quote(pattern)}: "
+                                  f"invalid policy {go_quote(legacy)}")
             caps |= LEGACY_POLICY[legacy]
         for cap in block.get("capabilities") or []:
             if cap not in CAPABILITIES:
-                raise PolicyError(f'failed to parse policy: path "{pattern}": path "{pattern}": invalid capability "{cap}"')
+                raise PolicyError(f"failed to parse policy: path {go_quote(pattern)}: path {go_quote(pattern)}: "
+                                  f"invalid capability {go_quote(str(cap))}")
             caps.add(cap)
         if "deny" in caps:
             caps = {"deny"}

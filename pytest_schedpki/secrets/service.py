@@ -6,6 +6,7 @@ the same object directly (no HTTP).
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from .auth.token.store import TokenStore, random_id, rfc3339_nano
 from .engines.registry import ENGINES, MOUNT_NORMALISERS
 from .framework.engine import Engine
 from .framework.logical import user_error
-from .policy_parser import PolicyError, parse_policy
+from .policy_parser import PolicyError, decode_policy_text, parse_policy
 
 SYSTEM_DEFAULT_LEASE_TTL = 768 * 3600  # seconds; a dev server's default_lease_ttl and max_lease_ttl
 SYSTEM_MAX_LEASE_TTL = 768 * 3600
@@ -99,6 +100,7 @@ class SecretsService:
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
+        self.unseal_key = os.urandom(32)  # the dev server's single unseal key (see sys_seal.py)
 
     # -- mounts ------------------------------------------------------------------------------------
     def enable_mount(self, path: str, type: str = "pki", description: str = "",
@@ -132,9 +134,12 @@ class SecretsService:
             return mount
 
     def disable_mount(self, path: str) -> None:
-        """Unmount ``path`` and drop all its state. Unknown paths are a no-op (OpenBao answers 204)."""
+        """Unmount ``path`` and drop all its state and its leases. Unknown paths are a no-op (OpenBao
+        answers 204)."""
+        norm = path.strip("/") + "/"
         with self.lock:
-            self.mounts.pop(path.strip("/") + "/", None)
+            self.mounts.pop(norm, None)
+            self.tokens.leases = {k: v for k, v in self.tokens.leases.items() if v.mount != norm}
 
     def find_mount(self, path: str) -> tuple[Mount, str] | None:
         """The mount that serves ``path`` (longest prefix) and the path inside it, or ``None``."""
@@ -244,10 +249,11 @@ class SecretsService:
         "root" policy``, or ``failed to parse policy: ...``.
         """
         name = name.strip().lower()
-        if not text or not text.strip():
+        if not text:  # whitespace alone is an empty, valid policy
             raise user_error("'policy' parameter not supplied or empty")
         if name == "root":
             raise user_error('cannot update "root" policy')
+        text = decode_policy_text(text)
         try:
             rules = parse_policy(text)
         except PolicyError as exc:

@@ -32,8 +32,6 @@ class Allowed:
 ALLOWED: tuple[Allowed, ...] = (
     Allowed("GET", r"sys/mounts", only_double_keys=("data", ""),
             divergence="Secrets service / default mounts"),
-    Allowed("*", r".+/(issue|sign)/[^/]+", ignore=("data.lease_id", "lease_id", "lease_duration", "renewable"),
-            divergence="Secrets service / leases"),
 )
 
 

@@ -164,7 +164,7 @@ def test_framework_needs_no_service_engine_or_auth_method_at_run_time():
 
 def test_engines_and_auth_methods_never_import_the_service_even_for_types():
     graph = import_graph(types_too=True)
-    host = [f"{PKG}.secrets.service", f"{PKG}.secrets.http", f"{PKG}.secrets.sys", f"{PKG}.secrets.seed",
+    host = [f"{PKG}.secrets.service", f"{PKG}.secrets.http", f"{PKG}.secrets.system", f"{PKG}.secrets.seed",
             f"{PKG}.secrets.acl", f"{PKG}.double"]
     wrong = sorted(f"{m} -> {t}" for m, targets in graph.items()
                    if _in(m, f"{PKG}.secrets.engines", f"{PKG}.secrets.auth") for t in targets if _in(t, *host))

@@ -125,3 +125,21 @@ def test_no_command_prints_the_help_with_the_commands():
     assert proc.stdout.startswith("usage: schedpki [-h] [--version] COMMAND ...\n")
     assert "    serve     run both services until interrupted\n" in proc.stdout
     assert "  schedpki serve --help       every option of serve" in proc.stdout
+
+
+def test_serve_prints_the_unseal_key_that_unseals_after_sys_seal():
+    proc, lines, env = _start("--no-seed")
+    try:
+        line = proc.stdout.readline().rstrip("\n")
+        prefix = "schedpki: unseal key (sys/unseal, `bao operator unseal`): "
+        assert line.startswith(prefix), line
+        key = line[len(prefix):]
+        url, token = env["VAULT_ADDR"], {"X-Vault-Token": env["VAULT_TOKEN"]}
+        assert requests.put(url + "/v1/sys/seal", headers=token, timeout=5).status_code == 204
+        assert requests.get(url + "/v1/sys/mounts", headers=token, timeout=5).json() == {"errors": ["Vault is sealed"]}
+        status = requests.put(url + "/v1/sys/unseal", json={"key": key}, timeout=5)
+        assert status.status_code == 200 and status.json()["sealed"] is False
+        assert requests.get(url + "/v1/sys/mounts", headers=token, timeout=5).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=5)

@@ -47,7 +47,7 @@ def test_handler_exception_fails_the_test_at_teardown(pytester):
         import requests
 
         def test_boom(schedpki, monkeypatch):
-            from pytest_schedpki.secrets import sys as sysmod
+            from pytest_schedpki.secrets.system import routes as sysmod
             route = sysmod.SYS_ROUTER.match("seal-status")[0]
             def boom(req):
                 raise RuntimeError("kaboom")

@@ -8,7 +8,7 @@ import pytest
 from pytest_schedpki import Double
 from pytest_schedpki.cli import default_seed_path
 from pytest_schedpki.secrets.framework.router import literal_prefix
-from pytest_schedpki.secrets.sys import SYS_ROUTER, TOKEN_ROUTER
+from pytest_schedpki.secrets.system.routes import SYS_ROUTER, TOKEN_ROUTER
 
 
 @pytest.mark.parametrize("pattern, prefix", [

@@ -212,6 +212,7 @@ TIME_STRING_KEYS = frozenset({
 })
 #: string fields that are random secrets or ids
 RANDOM_STRING_KEYS = {"client_token": "<TOKEN>", "token": "<TOKEN>", "accessor": "<ACCESSOR>",
+                      "wrapped_accessor": "<ACCESSOR>",
                       "cluster_name": "<CLUSTER_NAME>", "internal_backend_uuid": "<UUID>"}
 
 

@@ -268,3 +268,23 @@ def test_issuer_patch_and_full_replace(pki):
         cert_keys=("certificate",)).expect(200, data={"issuer_name": "", "leaf_not_after_behavior": "truncate"})
     pki.send("GET", "/v1/{mount}/issuer/renamed").same().expect(
         500, errors=["1 error occurred:\n\t* unable to find PKI issuer for reference: renamed\n\n"])
+
+
+def test_rename_and_delete_warn_about_roles_that_reference_the_issuer(pair):
+    pair.enable_pki()
+    pair.generate_root({"common_name": "a", "issuer_name": "first", "key_type": "ec"}, prefix="a")
+    pair.generate_root({"common_name": "b", "issuer_name": "second", "key_type": "ec"}, prefix="b")
+    pair.create_role("r1", {"allow_any_name": True})
+    pair.create_role("r2", {"allow_any_name": True, "issuer_ref": "second"})
+    pair.create_role("r3", {"allow_any_name": True, "issuer_ref": "first"})
+    pair.send("POST", "/v1/{mount}/roles/r4", json=lambda s: {"allow_any_name": True, "issuer_ref": s.vars["b_id"]}
+              ).same().expect(200)
+    pair.send("POST", "/v1/{mount}/issuer/second", json={"issuer_name": "second2"}).same(
+        cert_keys=("certificate",)).expect(200, warnings=["1 roles reference second"])
+    pair.send("POST", "/v1/{mount}/issuer/second2", json={"issuer_name": "second2"}).same(
+        cert_keys=("certificate",)).expect(200, warnings=None)
+    pair.send("DELETE", "/v1/{mount}/issuer/second2").same().expect(200, warnings=["1 roles reference {}".format(
+        "<UUID>")])
+    pair.send("DELETE", "/v1/{mount}/issuer/first").same().expect(200)
+    ex = pair.send("DELETE", "/v1/{mount}/issuer/first")
+    ex.same().expect(200, warnings=None)

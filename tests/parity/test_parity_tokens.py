@@ -1,9 +1,6 @@
-"""Parity: who may choose what in ``auth/token/create`` (issue 11, defect 2).
-
-A token whose policy allows only ``auth/token/create`` (no ``sudo``) must not pick its token id
-(least of all ``root``), make orphans or periodic tokens, or give its child policies it does not
-hold; nobody may reuse a taken id. Each row is sent to bao and the double by the same tokens.
-"""
+"""Parity: the token store's lifecycle - TTL, period and explicit max at creation (with the capping
+warning), renewals (increment, capping, last_renewal), orphans, lookup/renew/revoke by token and by
+accessor, LIST accessors, and response-wrapped creation (wrap_info.wrapped_accessor)."""
 
 from __future__ import annotations
 
@@ -11,129 +8,192 @@ import pytest
 
 pytestmark = pytest.mark.parity
 
-SUDO_ID = "root or sudo privileges required to specify token id"
-DUPLICATE = "cannot create a token with a duplicate ID"
-SUBSET = "child policies must be subset of parent"
-CUSTOM_ID_WARNING = ("Supplying a custom ID for the token uses the weaker SHA1 hashing instead of the more secure "
-                     "SHA2-256 HMAC for token obfuscation. SHA1 hashed tokens on the wire leads to less secure lookups.")
-
-
-def _tokens(pair) -> dict[str, str]:
-    """Policies ``<m>-creator`` (create, update on auth/token/create), ``<m>-sudoer`` (the same plus
-    sudo) and ``<m>-other``; tokens holding them, captured per side as ``creator``, ``sudoer``,
-    ``bare`` (creator without the default policy). Returns the policy names."""
-    m = pair.mount
-    names = {"creator": f"{m}-creator", "sudoer": f"{m}-sudoer", "other": f"{m}-other"}
-    rules = {"creator": '["create", "update"]', "sudoer": '["create", "update", "sudo"]'}
-    for kind, name in names.items():
-        body = (f'path "auth/token/create" {{ capabilities = {rules[kind]} }}' if kind in rules
-                else 'path "secret/*" { capabilities = ["read"] }')
-        pair.send("POST", f"/v1/sys/policies/acl/{name}", json={"policy": body}).same().expect(204)
-    for var, body in (("creator", {"policies": [names["creator"]]}), ("sudoer", {"policies": [names["sudoer"]]}),
-                      ("bare", {"policies": [names["creator"]], "no_default_policy": True})):
-        ex = pair.send("POST", "/v1/auth/token/create", json={**body, "ttl": "1h"}).same(volatile=("client_token", "accessor"))
-        ex.expect(200).capture(var, lambda j: j["auth"]["client_token"])
-    return names
-
-
-def _as(var: str):
-    return lambda side: side.vars[var]
+CAPPED = 'TTL of "{}" exceeded the effective max_ttl of "{}"; TTL value is capped accordingly'
+_TOKEN_VOLATILE = ("id", "ttl", "expire_time", "issue_time", "creation_time", "last_renewal",
+                   "last_renewal_time")
 
 
 def _auth(expected: dict):
     def check(side, resp):
         auth = resp.json()["auth"]
-        assert {k: auth[k] for k in expected} == expected, (side.name, auth)
+        assert {k: auth[k] for k in expected} == expected
 
     return check
 
 
-def test_non_sudo_token_cannot_choose_its_id_not_even_root(pair):
-    names = _tokens(pair)
-    m = pair.mount
-    for token_id in ("root", f"{m}-custom", "s.abc", "a.b"):
-        pair.send("POST", "/v1/auth/token/create", token=_as("creator"),
-                  json={"id": token_id, "policies": [names["creator"]]}).same().expect(400, errors=[SUDO_ID])
-    # the root token still works
-    pair.send("GET", "/v1/sys/mounts").expect(200)
-    pair.send("GET", "/v1/auth/token/lookup-self").same().expect(200, data={"id": "root", "policies": ["root"]})
+@pytest.mark.parametrize(("body", "lease", "renewable", "warnings"), [
+    ({}, 0, False, None),
+    ({"policies": ["default"]}, 2764800, True, None),
+    ({"ttl": "5m"}, 300, True, None),
+    ({"period": "30m"}, 1800, True, None),
+    ({"explicit_max_ttl": "1h"}, 3600, True, None),
+    ({"ttl": "30m", "explicit_max_ttl": "5m"}, 300, True, [CAPPED.format("30m", "5m")]),
+    ({"ttl": "1h", "period": "30m"}, 1800, True, None),
+    ({"period": "30m", "explicit_max_ttl": "1h"}, 1800, True, None),
+    ({"ttl": "1h", "renewable": False}, 3600, False, None),
+])
+def test_create_ttl_period_explicit_max(pair, body, lease, renewable, warnings):
+    ex = pair.send("POST", "/v1/auth/token/create", json=body).same().expect(200, warnings=warnings)
+    ex.check(_auth({"lease_duration": lease, "renewable": renewable, "orphan": False}))
 
 
-def test_duplicate_id_is_refused_for_root_and_sudo(pair):
-    _tokens(pair)
-    m = pair.mount
-    pair.send("POST", "/v1/auth/token/create", json={"id": f"{m}-dup"}).same(volatile=("accessor",)).expect(
-        200, warnings=[CUSTOM_ID_WARNING])
-    pair.send("POST", "/v1/auth/token/create", json={"id": f"{m}-dup"}).same().expect(400, errors=[DUPLICATE])
-    pair.send("POST", "/v1/auth/token/create", json={"id": "root"}).same().expect(400, errors=[DUPLICATE])
-    pair.send("POST", "/v1/auth/token/create", token=_as("sudoer"), json={"id": "root"}).same().expect(
-        400, errors=[DUPLICATE])
-    pair.send("GET", "/v1/auth/token/lookup-self").same().expect(200, data={"id": "root", "policies": ["root"]})
+def test_periodic_token_lookup_shows_period(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"period": "30m", "explicit_max_ttl": "1h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"period": 1800, "explicit_max_ttl": 3600, "creation_ttl": 1800,
+                                                    "renewable": True})
+    # a periodic token renews to its period whatever the increment
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "2h"}, token=lambda s: s.vars["t"]).same(
+        ).expect(200, warnings=None).check(_auth({"lease_duration": 1800}))
 
 
-@pytest.mark.parametrize("body, error", [
-    ({"policies": ["{other}"]}, SUBSET),
-    ({"policies": ["{other}", "{creator}"]}, SUBSET),
-    ({"policies": ["root"]}, SUBSET),
-    ({"policies": ["response-wrapping"]}, SUBSET),
-    ({"no_parent": True}, "root or sudo privileges required to create orphan token"),
-    ({"period": "1h"}, "root or sudo privileges required to create periodic token"),
-    ({"period": "1h", "no_parent": True}, "root or sudo privileges required to create orphan token"),
-    ({"id": "x", "no_parent": True}, SUDO_ID),
-    ({"policies": ["{other}"], "no_parent": True}, SUBSET),
-    ({"num_uses": -1, "id": "x"}, "number of uses cannot be negative"),
-    ({"type": "bogus"}, "invalid 'token_type' value"),
-    ({"type": "default"}, "invalid 'token_type' value"),
-    ({"entity_alias": "a"}, "'entity_alias' is only allowed in combination with token role"),
-    ({"period": "soon"}, 'time: invalid duration "soon"'),
-], ids=lambda v: str(v) if isinstance(v, str) else None)
-def test_non_sudo_token_refusals(pair, body, error):
-    names = _tokens(pair)
-    body = {k: [p.format(**names) for p in v] if k == "policies" else v for k, v in body.items()}
-    pair.send("POST", "/v1/auth/token/create", token=_as("creator"), json=body).same().expect(400, errors=[error])
+def test_renew_self_increment_and_explicit_max_capping(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h", "explicit_max_ttl": "2h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    tok = {"token": lambda s: s.vars["t"]}
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "10m"}, **tok).same().expect(
+        200, warnings=None).check(_auth({"lease_duration": 600, "renewable": True}))
+
+    def renewed(side, resp):
+        data = resp.json()["data"]
+        assert data["ttl"] in (599, 600) and data["creation_ttl"] == 3600
+        assert isinstance(data["last_renewal"], str) and isinstance(data["last_renewal_time"], int)
+
+    pair.send("GET", "/v1/auth/token/lookup-self", **tok).same(volatile=_TOKEN_VOLATILE).expect(200).check(renewed)
+    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "3h"}, **tok).same().expect(
+        200, warnings=[CAPPED.format("3h", "2h")]).check(_auth({"lease_duration": 7200}))
+    pair.send("POST", "/v1/auth/token/renew", json=lambda s: {"token": s.vars["t"], "increment": "20m"}).same(
+        ).expect(200, warnings=None).check(_auth({"lease_duration": 1200}))
 
 
-def test_default_policy_only_when_the_parent_holds_it(pair):
-    names = _tokens(pair)
-    creator = names["creator"]
-    pair.send("POST", "/v1/auth/token/create", token=_as("bare"), json={"policies": ["default", creator]}).same().expect(
-        400, errors=[SUBSET])
-    volatile = ("client_token", "accessor")
-    pair.send("POST", "/v1/auth/token/create", token=_as("bare"), json={"policies": [creator]}).same(
-        volatile=volatile).expect(200).check(_auth({"policies": [creator], "orphan": False}))
-    pair.send("POST", "/v1/auth/token/create", token=_as("creator"), json={"policies": [creator]}).same(
-        volatile=volatile).expect(200).check(_auth({"policies": sorted([creator, "default"])}))
-    pair.send("POST", "/v1/auth/token/create", token=_as("creator"), json={"no_default_policy": True}).same(
-        volatile=volatile).expect(200).check(_auth({"policies": [creator]}))
+def test_renew_errors(pair):
+    pair.send("POST", "/v1/auth/token/renew-self").same().expect(400, errors=["lease is not renewable"])
+    pair.send("POST", "/v1/auth/token/renew", json={"token": "root"}).same().expect(
+        400, errors=["lease is not renewable"])
+    pair.send("POST", "/v1/auth/token/renew", json={"token": "nope"}).same().expect(400, errors=["token not found"])
+    pair.send("POST", "/v1/auth/token/renew", json={}).same().expect(400, errors=["missing token ID"])
 
 
-def test_what_sudo_allows_and_what_it_does_not(pair):
-    names = _tokens(pair)
-    m, sudoer = pair.mount, names["sudoer"]
-    volatile = ("client_token", "accessor")
-    pair.send("POST", "/v1/auth/token/create", token=_as("sudoer"), json={"id": f"{m}-mine", "no_parent": True}).same(
-        volatile=("accessor",)).expect(200, warnings=[CUSTOM_ID_WARNING]).check(
-        _auth({"client_token": f"{m}-mine", "orphan": True, "policies": ["default", sudoer]}))
-    pair.send("POST", "/v1/auth/token/create", token=_as("sudoer"), json={"policies": [names["other"]], "period": "1h"}).same(
-        volatile=volatile).expect(200).check(_auth({"policies": ["default", names["other"]], "lease_duration": 3600}))
-    for body, error in (({"policies": ["root"]}, "root tokens may not be created without parent token being root"),
-                        ({"policies": ["response-wrapping"]}, 'cannot assign policy "response-wrapping"'),
-                        ({"id": "s.abc"}, "custom token ID cannot have the 's.' prefix"),
-                        ({"id": "hvs.abc"}, "custom token ID cannot have the 'hvs.' prefix"),
-                        ({"id": "b.abc"}, "custom token ID cannot have a '.' in the value")):
-        pair.send("POST", "/v1/auth/token/create", token=_as("sudoer"), json=body).same().expect(400, errors=[error])
-    pair.send("POST", "/v1/auth/token/create", json={"policies": ["root"], "type": "batch"}).same().expect(
-        400, errors=["batch tokens cannot be root tokens"])
+def test_create_orphan(pair):
+    ex = pair.send("POST", "/v1/auth/token/create-orphan", json={"ttl": "1h"}).same().expect(200)
+    ex.check(_auth({"orphan": True, "lease_duration": 3600}))
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"orphan": True, "path": "auth/token/create-orphan"})
 
 
-def test_explicit_max_ttl_caps_the_ttl_with_a_warning(pair):
-    names = _tokens(pair)
-    volatile = ("client_token", "accessor")
-    pair.send("POST", "/v1/auth/token/create", token=_as("creator"), json={"explicit_max_ttl": "1h"}).same(
-        volatile=volatile).expect(200, warnings=['TTL of "768h" exceeded the effective max_ttl of "1h"; TTL value is '
-                                                 'capped accordingly']).check(_auth({"lease_duration": 3600}))
-    pair.send("POST", "/v1/auth/token/create", json={"policies": [names["other"]], "ttl": "2h", "explicit_max_ttl": "90m"}).same(
-        volatile=volatile).expect(200, warnings=['TTL of "2h" exceeded the effective max_ttl of "1h30m"; TTL value is '
-                                                 'capped accordingly']).check(_auth({"lease_duration": 5400}))
-    pair.send("POST", "/v1/auth/token/create", json={"explicit_max_ttl": "1h"}).same(volatile=volatile).expect(
-        200, warnings=None).check(_auth({"policies": ["root"], "lease_duration": 3600, "renewable": True}))
+def test_accessor_lookup_renew_revoke(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same()
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    ex.capture("a", lambda j: j["auth"]["accessor"])
+    acc = {"json": lambda s: {"accessor": s.vars["a"]}}
+    pair.send("POST", "/v1/auth/token/lookup-accessor", **acc).same(volatile=_TOKEN_VOLATILE).expect(
+        200, data={"id": "", "creation_ttl": 3600, "path": "auth/token/create"})
+
+    def listed(side, resp):
+        assert side.vars["a"] in resp.json()["data"]["keys"]
+
+    pair.send("LIST", "/v1/auth/token/accessors").same(volatile=("keys",)).expect(200).check(listed)
+    pair.send("POST", "/v1/auth/token/renew-accessor", json=lambda s: {"accessor": s.vars["a"], "increment": "30m"}
+              ).same().expect(200).check(_auth({"client_token": "", "lease_duration": 1800}))
+    pair.send("POST", "/v1/auth/token/lookup-accessor", json={"accessor": "nope"}).same().expect(
+        400, errors=["1 error occurred:\n\t* invalid accessor\n\n"])
+    pair.send("POST", "/v1/auth/token/lookup-accessor", json={}).same().expect(
+        400, errors=["1 error occurred:\n\t* missing accessor\n\n"])
+    pair.send("GET", "/v1/auth/token/lookup-accessor").same().expect(
+        405, errors=["1 error occurred:\n\t* unsupported operation\n\n"])
+    pair.send("POST", "/v1/auth/token/revoke-accessor", **acc).same().expect(204)
+    pair.send("POST", "/v1/auth/token/revoke-accessor", json={"accessor": "nope"}).same().expect(
+        200, warnings=["No token found with this accessor"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same().expect(
+        403, errors=["bad token"])
+
+
+def test_revoke_self_revoke_and_revoke_orphan(pair):
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same().capture(
+        "parent", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}, token=lambda s: s.vars["parent"]).same(
+        ).capture("child", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/revoke-orphan", json=lambda s: {"token": s.vars["parent"]}).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["child"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"orphan": True})
+    pair.send("POST", "/v1/auth/token/revoke-self", token=lambda s: s.vars["child"]).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["child"]}).same().expect(
+        403, errors=["bad token"])
+    # revoke takes the descendants with it
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}).same().capture(
+        "p2", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h"}, token=lambda s: s.vars["p2"]).same(
+        ).capture("c2", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/revoke", json=lambda s: {"token": s.vars["p2"]}).same().expect(204)
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["c2"]}).same().expect(
+        403, errors=["bad token"])
+    pair.send("POST", "/v1/auth/token/revoke", json={"token": "nope"}).same().expect(204)
+
+
+def test_wrapped_create_has_wrapped_accessor(pair):
+    ex = pair.send("POST", "/v1/auth/token/create", json={"period": "30m"},
+                   headers={"X-Vault-Wrap-TTL": "15m"}).same().expect(200)
+
+    def wrapped(side, resp):
+        info = resp.json()["wrap_info"]
+        assert info["ttl"] == 900 and info["creation_path"] == "auth/token/create"
+        assert isinstance(info["wrapped_accessor"], str) and len(info["wrapped_accessor"]) == 24
+        side.vars["w"], side.vars["wa"] = info["token"], info["wrapped_accessor"]
+
+    ex.check(wrapped)
+
+    def unwrapped(side, resp):
+        auth = resp.json()["auth"]
+        assert auth["accessor"] == side.vars["wa"] and auth["lease_duration"] == 1800
+
+    pair.send("POST", "/v1/sys/wrapping/unwrap", json=lambda s: {"token": s.vars["w"]}).same().expect(
+        200).check(unwrapped)
+
+
+def test_token_roles_and_creation_through_a_role(pair):
+    role = pair.mount.replace("_", "-")
+    base = f"/v1/auth/token/roles/{role}"
+    pair.send("GET", base).same().expect(404, errors=[])
+    pair.send("POST", base, json={"allowed_policies": "p1,p2", "disallowed_policies": ["x"]}).same().expect(204)
+    pair.send("GET", base).same().expect(200, data={
+        "allowed_policies": ["p1", "p2"], "disallowed_policies": ["x"], "allowed_policies_glob": [],
+        "disallowed_policies_glob": [], "name": role, "orphan": False, "renewable": True, "path_suffix": "",
+        "period": 0, "token_period": 0, "explicit_max_ttl": 0, "token_explicit_max_ttl": 0,
+        "token_no_default_policy": False, "token_type": "default-service", "allowed_entity_aliases": None})
+
+    def listed(side, resp):
+        assert role in resp.json()["data"]["keys"]
+
+    pair.send("LIST", "/v1/auth/token/roles").same(volatile=("keys",)).expect(200).check(listed)
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={}).same().expect(200).check(
+        _auth({"policies": ["default", "p1", "p2"], "lease_duration": 2764800}))
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={"policies": ["x"]}).same().expect(400, errors=[
+        'token policies (["default" "x"]) must be subset of the role\'s allowed policies (["default" "p1" "p2"]) '
+        'or glob policies ([])'])
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "1h", "role_name": role}).same().expect(
+        200, warnings=["Endpoint ignored these unrecognized parameters: [role_name]"])
+    pair.send("POST", f"/v1/auth/token/create/{role}-nope", json={}).same().expect(
+        400, errors=[f"unknown role {role}-nope"])
+    pair.send("POST", base, json={"orphan": True, "period": "1h", "renewable": False,
+                                  "token_explicit_max_ttl": "2h", "path_suffix": "sfx"}).same().expect(204)
+    ex = pair.send("POST", f"/v1/auth/token/create/{role}", json={"policies": ["p1"]}).same().expect(200)
+    ex.check(_auth({"orphan": True, "renewable": False, "lease_duration": 3600}))
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"path": f"auth/token/create/{role}/sfx", "role": role,
+                                                    "explicit_max_ttl": 0})
+    pair.send("POST", f"/v1/auth/token/roles/{role.upper()}", json={}).same().expect(204)
+    pair.send("GET", f"/v1/auth/token/roles/{role.upper()}").same().expect(200, data={"name": role.upper()})
+    for name in (role, role.upper()):
+        pair.send("DELETE", f"/v1/auth/token/roles/{name}").same().expect(204)
+
+
+def test_missing_policies_warn_and_root_stands_alone(pair):
+    pair.send("POST", "/v1/auth/token/create", json={"ttl": "30m", "explicit_max_ttl": "5m",
+                                                     "policies": ["zz-missing", "nope-missing", "default"]}
+              ).same().expect(200, warnings=[CAPPED.format("30m", "5m"), 'Policy "nope-missing" does not exist',
+                                             'Policy "zz-missing" does not exist'])
+    pair.send("POST", "/v1/auth/token/create", json={"policies": ["root", "nope-missing"]}).same().expect(
+        200, warnings=None).check(_auth({"policies": ["root"]}))

@@ -27,7 +27,7 @@ from robust_helpers import (
     seed_secrets,
 )
 
-from pytest_schedpki.secrets.sys import SYS_ROUTER, TOKEN_ROUTER
+from pytest_schedpki.secrets.system.routes import SYS_ROUTER, TOKEN_ROUTER
 
 # a country of any length is accepted (as upstream); cryptography warns about it
 pytestmark = pytest.mark.filterwarnings("ignore:Attribute's length must be")

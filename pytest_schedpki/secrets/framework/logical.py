@@ -120,6 +120,7 @@ class LogicalResponse:
     extra_top: dict[str, Any] | None = None
     bare: bool = False  # the body is ``data`` itself, with no envelope (sys/health, sys/seal-status)
     keeps_request_id: bool = False  # a 202 that still carries its request_id (AppRole's tidy)
+    wrap_info: dict[str, Any] | None = None  # the envelope's ``wrap_info`` (sys/wrapping/rewrap)
 
     def add_warning(self, text: str) -> None:
         self.warnings.append(text)
@@ -134,12 +135,12 @@ class LogicalResponse:
         if self.bare:
             return json_response(self.data, self.status)
         envelope: dict[str, Any] = {
-            "request_id": "" if self.status == 202 and not self.keeps_request_id else _request_id(),
+            "request_id": "" if (self.status == 202 and not self.keeps_request_id) or self.wrap_info else _request_id(),
             "lease_id": self.lease_id,
             "renewable": False,
             "lease_duration": self.lease_duration,
             "data": _sorted(self.data) if self.data is not None else None,
-            "wrap_info": None,
+            "wrap_info": self.wrap_info,
             "warnings": list(self.warnings) or None,
             "auth": self.auth,
         }

@@ -59,13 +59,21 @@ class Token:
     issue_time: datetime.datetime | None = None
     extra: dict = field(default_factory=dict)
     entity_id: str = ""  # the identity entity of a login token (AppRole); "" for tokens made by the token store
+    period: int = 0
+    parent: str = ""
+    last_renewal: datetime.datetime | None = None
+    expires: datetime.datetime | None = None
+    role: str = ""  # the token role it was created through (its period/max apply at each renewal)
 
     @property
     def is_root(self) -> bool:
         return "root" in self.policies
 
     def expires_at(self) -> datetime.datetime | None:
-        """When the token stops working, or ``None`` for a token without TTL."""
+        """When the token stops working (``expires`` once renewed, else creation + ``ttl``), or
+        ``None`` for a token without TTL."""
+        if self.expires is not None:
+            return self.expires
         if not self.ttl:
             return None
         return self.creation_time + datetime.timedelta(seconds=self.ttl)
@@ -75,7 +83,15 @@ class Token:
         (RFC 3339 or null), ``creation_time`` (unix seconds) and the rest as OpenBao sends them."""
         expires = self.expires_at()
         remaining = max(0, int((expires - now).total_seconds())) if expires else 0
-        return {
+        extra: dict = {}
+        if self.period:
+            extra["period"] = self.period
+        if self.role:
+            extra["role"] = self.role
+        if self.last_renewal is not None:
+            extra["last_renewal"] = rfc3339_nano(self.last_renewal)
+            extra["last_renewal_time"] = int(self.last_renewal.timestamp())
+        return {**extra,
             "accessor": self.accessor,
             "creation_time": int(self.creation_time.timestamp()),
             "creation_ttl": self.ttl,
@@ -95,15 +111,16 @@ class Token:
             "type": "service",
         }
 
-    def auth_block(self) -> dict:
-        """The envelope's ``auth`` block as ``auth/token/create`` returns it."""
+    def auth_block(self, lease_duration: int | None = None) -> dict:
+        """The envelope's ``auth`` block as ``auth/token/create`` returns it (``lease_duration``:
+        seconds, default the token's ``ttl``; renewals pass the renewed TTL)."""
         return {
             "client_token": self.id,
             "accessor": self.accessor,
             "policies": list(self.policies),
             "token_policies": list(self.policies),
             "metadata": self.meta,
-            "lease_duration": self.ttl,
+            "lease_duration": self.ttl if lease_duration is None else lease_duration,
             "renewable": self.renewable,
             "entity_id": self.entity_id,
             "token_type": "service",
@@ -114,10 +131,15 @@ class Token:
 
 
 class TokenStore:
-    """Tokens by id. Not thread-safe on its own: the service's lock guards it."""
+    """Tokens by id, token roles (``roles``: name -> :class:`~.token_roles.TokenRole`) and the
+    leases handed out with secrets (``leases``: lease id -> :class:`~.leases.Lease`), as OpenBao's
+    token store and expiration manager keep them. Not thread-safe on its own: the service's lock
+    guards it."""
 
     def __init__(self, root_token: str, now: datetime.datetime):
         self.tokens: dict[str, Token] = {}
+        self.roles: dict = {}
+        self.leases: dict = {}
         self.root = Token(id=root_token, accessor=random_id(), policies=("root",), creation_time=now,
                           orphan=True, display_name="token")
         self.tokens[root_token] = self.root
@@ -137,12 +159,17 @@ class TokenStore:
     def create(self, now: datetime.datetime, policies: list[str] | None = None, ttl: int = 0,
                display_name: str = "", meta: dict | None = None, num_uses: int = 0,
                renewable: bool = True, token_id: str | None = None, no_default_policy: bool = False,
-               parent: Token | None = None, explicit_max_ttl: int = 0, exact_policies: bool = False) -> Token:
+               parent: Token | None = None, explicit_max_ttl: int = 0, exact_policies: bool = False,
+               period: int = 0, path: str = "auth/token/create", ttl_decided: bool = False,
+               role: str = "") -> Token:
         """Create a token. ``policies`` default to the parent's; ``default`` is added unless the token
         is root or ``no_default_policy``; policies are kept sorted, as OpenBao keeps them
-        (``exact_policies``: take ``policies`` as they are, already decided by :func:`plan_child`).
-        ``ttl`` in seconds (0 = the mount default, 768h on a dev server, for non-root tokens; no
-        expiry for root tokens). A token without expiry is never renewable.
+        (``exact_policies``: take ``policies`` as they are, already decided by :func:`plan_child`); a
+        root token carries the root policy alone. ``ttl`` in seconds (0 = the mount default, 768h on a
+        dev server, for non-root tokens; no expiry for root tokens). ``ttl_decided``: ``ttl`` is final
+        (decided by :func:`plan_child` and :func:`~.ttl.creation_ttl`), so a root token keeps a TTL it
+        was given. A token without expiry is never renewable. ``period`` (seconds), ``path`` (where it
+        was created) and ``role`` (the token role it was created through) are kept for renewals.
 
         Raises :class:`TokenRuleError` (``cannot create a token with a duplicate ID``) when
         ``token_id`` is taken: an existing token, the root token included, is never replaced.
@@ -157,14 +184,17 @@ class TokenStore:
         else:
             chosen = sanitize_policies(policies, add_default=not no_default_policy)
         is_root = "root" in chosen
-        if not is_root and ttl == 0:
+        if is_root:  # a root token carries the root policy alone
+            chosen = ["root"]
+        if not ttl_decided and not is_root and ttl == 0:
             ttl = DEFAULT_TOKEN_TTL
         name = "token" if not display_name else "token-" + display_name
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
             creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
             num_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
-            explicit_max_ttl=explicit_max_ttl,
+            explicit_max_ttl=explicit_max_ttl, period=period, parent=parent.id if parent else "", path=path,
+            role=role,
         )
         self.tokens[token.id] = token
         return token
@@ -173,8 +203,37 @@ class TokenStore:
         """A cheap copy (tokens are immutable)."""
         clone = TokenStore.__new__(TokenStore)
         clone.tokens = dict(self.tokens)
+        clone.roles = dict(self.roles)
+        clone.leases = dict(self.leases)
         clone.root = self.root
         return clone
+
+    def by_accessor(self, accessor: str, now: datetime.datetime) -> Token | None:
+        """The live token with this accessor, or ``None``."""
+        for token in self.tokens.values():
+            if accessor and token.accessor == accessor:
+                return self.lookup(token.id, now)
+        return None
+
+    def revoke(self, token_id: str, orphan_children: bool = False) -> list[Token]:
+        """Remove a token and (unless ``orphan_children``, which makes its children orphans instead)
+        all its descendants; returns the removed tokens (their leases are the caller's to revoke)."""
+        token = self.tokens.pop(token_id, None)
+        if token is None:
+            return []
+        removed = [token]
+        for child in [t for t in self.tokens.values() if t.parent == token_id]:
+            if orphan_children:
+                self.tokens[child.id] = replace(child, parent="", orphan=True)
+            else:
+                removed += self.revoke(child.id)
+        return removed
+
+    def renewed(self, token: Token, ttl: int, now: datetime.datetime) -> Token:
+        """Record a renewal: the token now expires ``ttl`` seconds after ``now``."""
+        token = replace(token, last_renewal=now, expires=now + datetime.timedelta(seconds=ttl))
+        self.tokens[token.id] = token
+        return token
 
     def with_root(self, root_token: str) -> None:
         """Rename the root token (used when the service is configured)."""
@@ -281,7 +340,6 @@ def plan_child(parent: Token, sudo: bool, *, token_id: str = "", policies: list[
         raise TokenRuleError("root or sudo privileges required to create orphan token")
     if period and not sudo:
         raise TokenRuleError("root or sudo privileges required to create periodic token")
-    warnings += [f'Policy "{p}" does not exist' for p in chosen if p not in known_policies and p != "root"]
     limit = min(explicit_max_ttl, DEFAULT_TOKEN_TTL) if explicit_max_ttl else DEFAULT_TOKEN_TTL
     if period:
         effective = period
@@ -297,6 +355,8 @@ def plan_child(parent: Token, sudo: bool, *, token_id: str = "", policies: list[
             warnings.append(f'TTL of "{short_duration(effective)}" exceeded the effective max_ttl of '
                             f'"{short_duration(limit)}"; TTL value is capped accordingly')
             effective = limit
+    # OpenBao warns about missing policies after the TTL
+    warnings += [f'Policy "{p}" does not exist' for p in chosen if p not in known_policies and p != "root"]
     return ChildPlan(tuple(chosen), effective, explicit_max_ttl, no_parent or orphan_path, tuple(warnings))
 
 

@@ -19,18 +19,19 @@ from typing import Any
 from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
 from pytest_schedpki.secrets.framework.router import Path, Router
 
-from . import certs, fetch
+from . import acme_config, certs, cluster_config, fetch
 from .authority import routes as authority_routes
 from .enterprise import routes as enterprise_routes
 from .issuance import routes as issuance_routes
 from .model import PkiState
 from .revocation import routes as revocation_routes
 from .revocation.crl import rebuild_crls
+from .revocation.revoke import revoke_certificate
 
 # the path tables of the engine, in routing order
 PATH_TABLES: tuple[Callable[[PkiBackend], list[Path]], ...] = (
     authority_routes.paths, issuance_routes.paths, revocation_routes.paths, enterprise_routes.paths, fetch.paths,
-    certs.paths)
+    certs.paths, acme_config.paths, cluster_config.paths)
 
 
 #: OpenBao's ``PathsSpecial.Unauthenticated`` of the PKI engine (builtin/logical/pki/backend.go):
@@ -70,6 +71,14 @@ class PkiBackend:
         ``rebuild_crls``, which signs a fresh CRL per issuer) reacts."""
         for listener in self.issuer_listeners:
             listener(self)
+
+    def revoke_secret(self, serial: str) -> None:
+        """Revoke what a lease of this mount handed out (Vault's ``Secret.Revoke`` of the PKI
+        ``certs`` secret): certificate ``serial``, when it is still stored. Called by
+        ``sys/leases/revoke*`` and token revocation, under the service lock."""
+        record = self.state.certs.get(serial)
+        if record is not None:
+            revoke_certificate(self, record.certificate)
 
     def snapshot(self) -> Any:
         return self.state.copy()

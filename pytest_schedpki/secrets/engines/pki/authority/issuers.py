@@ -28,6 +28,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..codecs.rfc3339 import format_rfc3339_nano
 from ..codecs.x509 import key_type_of, pem_of
 from ..model import Issuer, Key, PkiState, serial_to_hex
+from .issuer_references import deletion_warnings, dereference_warnings
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -335,7 +336,10 @@ def _update_issuer(backend: PkiBackend, req: LogicalRequest, merge: bool) -> Log
         new.manual_chain = chain or None
     state.issuers[current.issuer_id] = new
     rebuild_chains(state)
-    return _read_response(state, new)
+    response = _read_response(state, new)
+    if current.issuer_name and new.issuer_name != current.issuer_name:  # roles still name the old one
+        response.warnings.extend(dereference_warnings(state, [current.issuer_name]))
+    return response
 
 
 def delete_issuer(backend: PkiBackend, issuer_id: str) -> bool:
@@ -356,10 +360,8 @@ def _delete_issuer(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     response = LogicalResponse(data=None)
     if issuer is None:
         return response
-    if delete_issuer(backend, issuer.issuer_id):
-        response.add_warning(f"Deleted issuer {issuer.issuer_id} (via issuer_ref {ref}); this was configured as the "
-                             "default issuer. Operations without an explicit issuer will not work until a new "
-                             "default is configured.")
+    was_default = delete_issuer(backend, issuer.issuer_id)
+    response.warnings.extend(deletion_warnings(backend.state, issuer, ref, was_default))
     backend.issuers_changed()
     return response
 

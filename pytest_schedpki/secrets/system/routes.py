@@ -7,13 +7,10 @@
 
 from __future__ import annotations
 
-from .acl import capabilities, has_mount_access
-from .auth.token.store import TokenRuleError, display_name, plan_child
-from .framework.fields import (
+from ..acl import has_mount_access
+from ..framework.fields import (
     ANY,
     BOOL,
-    COMMA_STRING_SLICE,
-    DURATION,
     INT,
     MAP,
     STRING,
@@ -21,16 +18,29 @@ from .framework.fields import (
     Field,
     duration_seconds,
 )
-from .framework.logical import LogicalError, LogicalResponse, not_found, user_error
-from .framework.router import LogicalRequest, Path, Router
-from .service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from ..framework.logical import LogicalError, LogicalResponse, not_found, user_error
+from ..framework.router import LogicalRequest, Path, Router
+from ..service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from .capabilities import CAPABILITIES_PATHS
+from .lease_paths import LEASE_PATHS
+from .seal import SEAL_PATHS, seal_status
+from .status import STATUS_PATHS
+from .token_create import TOKEN_CREATE_PATHS
+from .token_paths import TOKEN_PATHS
+from .token_roles import role_paths
+from .wrapping import WRAPPING_PATHS
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:
     service = req.service
+    if service.sealed:  # a sealed node reports itself standby, without cluster identity
+        body = {"initialized": True, "sealed": True, "standby": True, "replication_performance_mode": "unknown",
+                "replication_dr_mode": "unknown", "server_time_utc": int(service.clock.now().timestamp()),
+                "version": VERSION}
+        return LogicalResponse(data=body, bare=True, status=503)
     body = {
         "initialized": True,
-        "sealed": service.sealed,
+        "sealed": False,
         "standby": False,
         "replication_performance_mode": "disabled",
         "replication_dr_mode": "disabled",
@@ -38,17 +48,6 @@ def _health(req: LogicalRequest) -> LogicalResponse:
         "version": VERSION,
         "cluster_name": service.cluster_name,
         "cluster_id": service.cluster_id,
-    }
-    return LogicalResponse(data=body, bare=True, status=503 if service.sealed else 200)
-
-
-def _seal_status(req: LogicalRequest) -> LogicalResponse:
-    service = req.service
-    body = {
-        "type": "shamir", "initialized": True, "sealed": service.sealed, "t": 1, "n": 1, "progress": 0,
-        "nonce": "", "recovery_seal": False, "version": VERSION, "commit_date": "2026-10-26T20:32:27Z",
-        "migration": False, "cluster_name": service.cluster_name, "cluster_id": service.cluster_id,
-        "storage_type": "inmem",
     }
     return LogicalResponse(data=body, bare=True)
 
@@ -198,8 +197,21 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lea
                 "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
+def _policy_names(req: LogicalRequest) -> list[str]:
+    """Policy names sorted, ``root`` last (OpenBao appends it after listing the stored ones)."""
+    names = sorted(p for p in req.service.policies if p not in ("response-wrapping", "root"))
+    return [*names, "root"] if "root" in req.service.policies else names
+
+
 def _list_policies(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data={"keys": sorted(p for p in req.service.policies if p != "response-wrapping")})
+    return LogicalResponse(data={"keys": _policy_names(req)})
+
+
+def _list_policies_legacy(req: LogicalRequest) -> LogicalResponse:
+    """``sys/policy``: ``keys`` and ``policies``, in ``data`` and at the top level."""
+    names = _policy_names(req)
+    data = {"keys": names, "policies": list(names)}
+    return LogicalResponse(data=data, extra_top=data)
 
 
 def _read_policy(req: LogicalRequest) -> LogicalResponse:
@@ -207,6 +219,22 @@ def _read_policy(req: LogicalRequest) -> LogicalResponse:
     if policy is None:
         raise not_found()
     return LogicalResponse(data=policy.describe())
+
+
+def _read_policy_legacy(req: LogicalRequest) -> LogicalResponse:
+    """``sys/policy/:name``: the text under ``rules``, in ``data`` and at the top level."""
+    policy = req.service.policies.get(req.data.get("name").lower())
+    if policy is None or policy.name == "response-wrapping":
+        raise not_found()
+    data = policy.describe()
+    data["rules"] = data.pop("policy")
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _write_policy_legacy(req: LogicalRequest) -> LogicalResponse:
+    text = req.data.get("policy") or req.data.get("rules")
+    req.service.put_policy(req.data.get("name"), text)
+    return LogicalResponse(status=204)
 
 
 def _write_policy(req: LogicalRequest) -> LogicalResponse:
@@ -238,17 +266,22 @@ def _wrap_lookup(req: LogicalRequest) -> LogicalResponse:
 _POLICY_FIELDS = {"name": Field(STRING), "policy": Field(STRING), "cas": Field(INT), "expiration": Field(ANY)}
 
 SYS_ROUTER = Router([
+    *STATUS_PATHS,
+    *LEASE_PATHS,
+    *WRAPPING_PATHS,
+    *CAPABILITIES_PATHS,
+    *SEAL_PATHS,
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),
-    Path("seal-status", {}, {"read": _seal_status}, unauthenticated=True),
+    Path("seal-status", {}, {"read": seal_status}, unauthenticated=True),
     Path("mounts/?", {}, {"read": _list_mounts}),
     Path("mounts/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}),
     Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
     Path("policies/acl/?", {}, {"list": _list_policies}),
     Path("policies/acl/(?P<name>[^/]+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
-    Path("policy/?", {}, {"read": _list_policies, "list": _list_policies}),
-    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("policy/?", {}, {"read": _list_policies_legacy, "list": _list_policies_legacy}),
+    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
     Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}, any_token=True),
@@ -256,90 +289,10 @@ SYS_ROUTER = Router([
 
 
 # -- auth/token -----------------------------------------------------------------------------------------
-def _token_create(req: LogicalRequest) -> LogicalResponse:
-    """``auth/token/create`` and ``create-orphan``: the privilege rules live in
-    :func:`~.tokens.plan_child`, the duplicate-id rule in :meth:`~.tokens.TokenStore.create`."""
-    parent = req.token
-    orphan_path = req.path.rstrip("/").endswith("create-orphan")
-    try:
-        plan = plan_child(
-            parent, _has_sudo(req), token_id=req.data.get("id") or "",
-            policies=req.data.get("policies") if req.data.sent("policies") else None,
-            no_parent=bool(req.data.get("no_parent")), orphan_path=orphan_path,
-            no_default_policy=bool(req.data.get("no_default_policy")), ttl=_token_ttl(req.raw.get("ttl")),
-            explicit_max_ttl=_token_ttl(req.raw.get("explicit_max_ttl")), period=_token_ttl(req.raw.get("period")),
-            num_uses=req.data.get("num_uses") or 0, token_type=req.data.get("type") or "",
-            entity_alias=req.data.get("entity_alias") or "", known_policies=req.service.policies,
-        )
-        token = req.service.tokens.create(
-            req.service.clock.now(), policies=list(plan.policies), exact_policies=True, ttl=plan.ttl,
-            display_name=display_name(req.data.get("display_name")), meta=req.data.get("meta") or None,
-            num_uses=req.data.get("num_uses"),
-            renewable=req.data.get("renewable") if req.data.sent("renewable") else True,
-            token_id=req.data.get("id") or None, parent=None if plan.orphan else parent,
-            explicit_max_ttl=plan.explicit_max_ttl,
-        )
-    except TokenRuleError as exc:
-        raise user_error(exc.message) from None
-    response = LogicalResponse(data=None, auth=token.auth_block())
-    for text in plan.warnings:
-        response.add_warning(text)
-    return response
-
-
-def _has_sudo(req: LogicalRequest) -> bool:
-    """Whether the caller is root or holds ``sudo`` on the request's own path (OpenBao's
-    ``SudoPrivilege(mount point + path)``)."""
-    token = req.token
-    if token is None:
-        return False
-    if token.is_root:
-        return True
-    path = "auth/token/" + req.path.strip("/")
-    policies = [req.service.policies[n] for n in token.policies if n in req.service.policies]
-    return "sudo" in capabilities(policies, path)
-
-
-def _lookup_self(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data=req.token.lookup_data(req.service.clock.now()))
-
-
-def _lookup(req: LogicalRequest) -> LogicalResponse:
-    token = req.service.tokens.lookup(req.data.get("token"), req.service.clock.now())
-    if token is None:
-        raise user_error("bad token")
-    return LogicalResponse(data=token.lookup_data(req.service.clock.now()))
-
-
-def _renew_self(req: LogicalRequest) -> LogicalResponse:
-    token = req.token
-    if not token.renewable:
-        raise user_error("lease is not renewable")
-    return LogicalResponse(data=None, auth=token.auth_block())
-
-
-def _token_ttl(value) -> int:
-    """Token TTLs are parsed by the token store itself: its errors carry no field prefix."""
-    try:
-        return duration_seconds(value)
-    except ConversionError as exc:
-        raise LogicalError(400, [str(exc)]) from None
-
-
-_CREATE_FIELDS = {
-    "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(MAP),
-    "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
-    "ttl": Field(ANY), "explicit_max_ttl": Field(ANY), "display_name": Field(STRING),
-    "num_uses": Field(INT), "period": Field(ANY), "type": Field(STRING), "entity_alias": Field(STRING),
-    "role_name": Field(STRING),
-}
-
 TOKEN_ROUTER = Router([
-    Path("create", _CREATE_FIELDS, {"update": _token_create}),
-    Path("create-orphan", _CREATE_FIELDS, {"update": _token_create}),
-    Path("lookup-self", {"token": Field(STRING)}, {"read": _lookup_self, "update": _lookup_self}),
-    Path("lookup", {"token": Field(STRING)}, {"update": _lookup}),
-    Path("renew-self", {"increment": Field(DURATION)}, {"update": _renew_self}),
+    *TOKEN_CREATE_PATHS,
+    *role_paths(),
+    *TOKEN_PATHS,
 ])
 
 __all__ = ["SYS_ROUTER", "TOKEN_ROUTER"]

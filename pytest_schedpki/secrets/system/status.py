@@ -1,0 +1,82 @@
+"""What ``bao status`` and other operators' commands read: ``sys/leader``, ``sys/init``,
+``sys/key-status``, ``sys/auth`` (the token method, always enabled), ``sys/internal/ui/mounts``,
+and the operator paths a dev server refuses to read (``GET sys/rekey/init`` and
+``sys/generate-root/attempt``: 405 ``unsupported operation``), as OpenBao 2.7's dev server answers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ..auth.token.store import rfc3339_nano
+from ..framework.logical import LogicalError, LogicalResponse, user_error
+from ..framework.router import LogicalRequest, Path
+from ..service import VERSION
+
+
+def _leader(req: LogicalRequest) -> LogicalResponse:
+    """``{"ha_enabled": false}``: a dev server has no HA storage (OpenBao omits the other fields)."""
+    return LogicalResponse(data={"ha_enabled": False}, bare=True)
+
+
+def _init_status(req: LogicalRequest) -> LogicalResponse:
+    return LogicalResponse(data={"initialized": True}, bare=True)
+
+
+def _init(req: LogicalRequest) -> LogicalResponse:
+    raise user_error("Vault is already initialized")
+
+
+def _key_status(req: LogicalRequest) -> LogicalResponse:
+    """The barrier key: term 1, installed when the service started; ``encryptions`` counts
+    nothing here (stays 30, a fresh dev server's figure)."""
+    started = _install_time(req.service)
+    data = {"encryptions": 30, "install_time": rfc3339_nano(started), "term": 1}
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _install_time(service: Any):
+    value = getattr(service, "_install_time", None)
+    if value is None:
+        value = service._install_time = service.clock.now()
+    return value
+
+
+def token_auth_mount(service: Any) -> dict[str, Any]:
+    """The ``token/`` auth mount as ``sys/auth`` lists it (accessor and uuid fixed per service)."""
+    ids = getattr(service, "_token_auth_ids", None)
+    if ids is None:
+        ids = service._token_auth_ids = (f"auth_token_{uuid.uuid4().hex[:8]}", str(uuid.uuid4()))
+    return {"accessor": ids[0],
+            "config": {"default_lease_ttl": 0, "force_no_cache": False, "max_lease_ttl": 0,
+                       "token_type": "default-service"},
+            "description": "token based credentials", "external_entropy_access": False, "local": False,
+            "options": None, "plugin_version": "", "running_plugin_version": f"v{VERSION}+builtin.bao",
+            "running_sha256": "", "seal_wrap": False, "type": "token", "uuid": ids[1]}
+
+
+def _auth_list(req: LogicalRequest) -> LogicalResponse:
+    data = {"token/": token_auth_mount(req.service)}
+    return LogicalResponse(data=data, extra_top=data)
+
+
+def _ui_mounts(req: LogicalRequest) -> LogicalResponse:
+    secret = {path: mount.describe() for path, mount in sorted(req.service.mounts.items())}
+    return LogicalResponse(data={"auth": {"token/": token_auth_mount(req.service)}, "secret": secret})
+
+
+def _read_unsupported(req: LogicalRequest) -> LogicalResponse:
+    """A dev server answers these reads with a plain (not multierror) 405."""
+    raise LogicalError(405, ["unsupported operation"])
+
+
+STATUS_PATHS = [
+    Path("leader", {}, {"read": _leader}, unauthenticated=True),
+    Path("init", {}, {"read": _init_status, "update": _init}, unauthenticated=True),
+    Path("key-status", {}, {"read": _key_status}, sudo=True),
+    Path("auth/?", {}, {"read": _auth_list}),
+    Path("internal/ui/mounts/?", {}, {"read": _ui_mounts}),
+    Path("rekey/init", {}, {"read": _read_unsupported}),
+    Path("generate-root/attempt", {}, {"read": _read_unsupported}),
+]

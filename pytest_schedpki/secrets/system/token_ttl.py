@@ -1,0 +1,90 @@
+"""How long a token lives: the TTL chosen at creation and at each renewal (OpenBao's token store).
+
+Both follow OpenBao: creation in ``vault/token_store.go`` (``handleCreateCommon``), renewal through
+``sdk/framework/lease.go`` (``CalculateTTL``). All values are whole seconds; 0 means "none".
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from ...golang.duration import format_seconds
+from ..service import SYSTEM_DEFAULT_LEASE_TTL, SYSTEM_MAX_LEASE_TTL
+
+CAPPED = 'TTL of "{}" exceeded the effective max_ttl of "{}"; TTL value is capped accordingly'
+PERIOD_CAPPED = 'period of "{}" exceeded the effective max_ttl of "{}"; period value is capped accordingly'
+
+
+def human_duration(seconds: int) -> str:
+    """OpenBao's ``humanDuration``: Go's ``Duration.String()`` without zero minutes/seconds
+    (``1800`` -> ``"30m"``, ``7200`` -> ``"2h"``, ``5400`` -> ``"1h30m"``, ``90`` -> ``"1m30s"``)."""
+    text = format_seconds(seconds)
+    if text.endswith("m0s"):
+        text = text[:-2]
+    index = text.find("h0m")
+    if index > 0:
+        text = text[:index + 1] + text[index + 3:]
+    return text
+
+
+def creation_ttl(ttl: int, period: int, explicit_max_ttl: int, root_policy: bool) -> tuple[int, list[str]]:
+    """The TTL (seconds) of a new token and the warnings to answer with.
+
+    A periodic token lives ``period`` (capped by ``explicit_max_ttl``); otherwise ``ttl``, or the
+    system default (768h) for non-root tokens; ``explicit_max_ttl`` and the system max cap it with
+    the ``TTL of "30m" exceeded the effective max_ttl of "5m"; ...`` warning. A root-policy token
+    without ``ttl`` and ``period`` lives forever (0) unless ``explicit_max_ttl`` is set.
+    """
+    warnings: list[str] = []
+    if period:
+        ttl = period
+        if explicit_max_ttl and ttl > explicit_max_ttl:
+            ttl = explicit_max_ttl
+        return ttl, warnings
+    if ttl == 0 and not root_policy:
+        ttl = SYSTEM_DEFAULT_LEASE_TTL
+    if explicit_max_ttl:
+        if ttl == 0:
+            ttl = explicit_max_ttl
+        elif ttl > explicit_max_ttl:
+            warnings.append(CAPPED.format(human_duration(ttl), human_duration(explicit_max_ttl)))
+            ttl = explicit_max_ttl
+    if ttl > SYSTEM_MAX_LEASE_TTL:
+        warnings.append(CAPPED.format(human_duration(ttl), human_duration(SYSTEM_MAX_LEASE_TTL)))
+        ttl = SYSTEM_MAX_LEASE_TTL
+    return ttl, warnings
+
+
+def renewal_ttl(increment: int, token_ttl: int, period: int, explicit_max_ttl: int,
+                start: datetime.datetime, now: datetime.datetime) -> tuple[int, list[str]]:
+    """The TTL (seconds) a renewal grants and its warnings (``CalculateTTL``).
+
+    ``increment`` (0: the token's creation ``token_ttl``) for ordinary tokens, ``period`` for
+    periodic ones (the increment is ignored). The result never reaches past ``start`` (the token's
+    creation) + the effective max TTL (``explicit_max_ttl`` when set and smaller than the system's
+    768h; for periodic tokens only ``explicit_max_ttl``); a capped TTL warns ``TTL of "3h" exceeded
+    the effective max_ttl of "2h"; TTL value is capped accordingly`` (the remaining time, rounded to
+    the second).
+    """
+    warnings: list[str] = []
+    max_ttl = SYSTEM_MAX_LEASE_TTL
+    if explicit_max_ttl and explicit_max_ttl < max_ttl:
+        max_ttl = explicit_max_ttl
+    limit: datetime.datetime | None
+    if period:
+        if period > max_ttl:
+            warnings.append(PERIOD_CAPPED.format(human_duration(period), human_duration(max_ttl)))
+            period = max_ttl
+        ttl = period
+        limit = start + datetime.timedelta(seconds=explicit_max_ttl) if explicit_max_ttl else None
+    else:
+        ttl = increment or token_ttl or SYSTEM_DEFAULT_LEASE_TTL
+        limit = start + datetime.timedelta(seconds=max_ttl)
+    if limit is not None:
+        remaining = round((limit - now).total_seconds())
+        if remaining <= 0:
+            return 0, warnings
+        if remaining < ttl:
+            warnings.append(CAPPED.format(human_duration(ttl), human_duration(remaining)))
+            ttl = remaining
+    return ttl, warnings
