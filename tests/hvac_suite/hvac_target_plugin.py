@@ -18,7 +18,6 @@ from Vault 1.14, and the double follows OpenBao.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import types
 
@@ -81,8 +80,7 @@ class TargetManager:
     def stop(self) -> None:
         """Stop the bao process this manager started; for the double, fail on handler exceptions."""
         if self._bao is not None:
-            self._bao.stop()
-            shutil.rmtree(self._bao.tmpdir, ignore_errors=True)  # its HOME and log
+            self._bao.stop()  # also removes its HOME and log
             self._bao = None
         elif _DOUBLE is not None and TARGET != "bao":
             errors = _DOUBLE.pop_handler_errors()

