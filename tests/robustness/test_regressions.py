@@ -4,6 +4,7 @@ OpenBao 2.7.2 ``bao server -dev``, Nomad's source, or Go's ``net/http``)."""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import socket
@@ -428,3 +429,25 @@ def test_a_csr_or_certificate_with_an_unloadable_version_is_refused_not_a_crash(
         r = requests.post(url + path, headers=V, json={field: bad_cert})
         assert r.status_code == 400 and _errors(r)[0].startswith("Error parsing issuer 0: x509: invalid version\n")
     assert fresh.pop_handler_errors() == []
+
+
+def test_revoke_with_key_of_a_certificate_with_a_negative_serial_is_refused_not_a_crash(fresh):
+    """Found by the PEM fuzzer: ``OverflowError`` in ``serial_to_hex`` (a 500 traceback). Go refuses
+    the certificate while parsing; OpenBao answers 500 ``certificate could not be parsed: x509:
+    negative serial number`` (tests/parity/test_parity_negative_serial.py)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "negative")])
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(0x7F1234).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    der = bytearray(cert.public_bytes(serialization.Encoding.DER))
+    der[der.find(bytes([0x02, 0x03, 0x7F, 0x12, 0x34])) + 2] = 0xFF
+    pem = "-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(bytes(der)).decode() + "-----END CERTIFICATE-----\n"
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    for path in ("revoke", "revoke-with-key"):
+        r = requests.post(f"{fresh.secrets_url}/v1/pki/{path}", json={"certificate": pem, "private_key": key_pem}, headers=V)
+        assert r.status_code == 500
+        assert _errors(r) == ["1 error occurred:\n\t* certificate could not be parsed: x509: negative serial number\n\n"]
+    assert not fresh.pop_handler_errors()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import re
+import warnings
 
 _PEM_BEGIN = re.compile(r"(?m)^-----BEGIN ([^\n]*?)-----[ \t]*\r?$")
 
@@ -323,6 +324,15 @@ def go_name_problem(der: bytes, certificate: bool) -> str | None:
         if problem != "x509: invalid RDNSequence":
             return problem
     return None
+
+
+def serial_error(cert) -> str | None:
+    """Go's ``x509: negative serial number`` for a certificate whose serial is negative (Go 1.23+
+    refuses it at parse time; cryptography still loads it, with a deprecation warning), else None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # CryptographyDeprecationWarning: serial not positive
+        negative = cert.serial_number < 0
+    return "x509: negative serial number" if negative else None
 
 
 def name_error(parsed, der: bytes) -> str | None:

@@ -56,7 +56,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
 from ..codecs.goder import readable
-from ..codecs.pem import go_name_problem, invalid_public_key, name_error, pem_decode
+from ..codecs.pem import go_name_problem, invalid_public_key, name_error, pem_decode, serial_error
 from .csr_signing import issuer_reference
 from .issue import signing_issuer
 from .leaf import SigningIssuer
@@ -130,7 +130,8 @@ def parse_submitted(text: str) -> x509.Certificate:
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
             reason = go_name_problem(der, certificate=True) or _parse_error(der)
             raise user_error(f"error parsing certificate: {reason}") from None
-        problem = name_error(certs[-1], der[:size]) or invalid_public_key(certs[-1], "x509: malformed certificate")
+        problem = (serial_error(certs[-1]) or name_error(certs[-1], der[:size])
+                   or invalid_public_key(certs[-1], "x509: malformed certificate"))
         if problem:
             raise user_error(f"error parsing certificate: {problem}")
         der = der[size:]

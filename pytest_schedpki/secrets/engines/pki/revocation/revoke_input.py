@@ -32,6 +32,7 @@ from ..codecs.pem import (  # the encoding/asn1 walk of codecs/pem.py
     invalid_public_key,
     name_error,
     pem_decode,
+    serial_error,
 )
 
 CERT_TOO_SHORT = ("provided certificate data was too short; perhaps a path was passed to the API rather than the "
@@ -137,7 +138,8 @@ def parse_revoked_certificate(text: str) -> x509.Certificate:
         if reason == "x509: malformed certificate":  # the structure is sound: maybe a bad name
             reason = go_name_problem(der, certificate=True) or reason
         raise internal_error(f"certificate could not be parsed: {reason}") from None
-    problem = name_error(cert, der) or invalid_public_key(cert, "x509: malformed certificate")  # Go parses eagerly
+    problem = (serial_error(cert) or name_error(cert, der)  # Go parses eagerly, the serial first
+               or invalid_public_key(cert, "x509: malformed certificate"))
     if problem:
         raise internal_error(f"certificate could not be parsed: {problem}")
     return cert
