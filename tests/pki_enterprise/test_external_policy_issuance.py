@@ -355,24 +355,27 @@ def test_callable_failure_and_timeout(ent):
 
 
 def test_other_requests_are_served_while_the_service_thinks(ent):
+    """The callable runs outside the service lock: a read is answered while it is still thinking
+    (no timing involved: the callable waits until the read came back)."""
     import threading
 
     results = {}
+    called, answered = threading.Event(), threading.Event()
 
     def slow(request):
-        time.sleep(0.5)
+        called.set()
+        results["released by the read"] = answered.wait(10)  # held until the read below was served
         return simple_policy()(request)
 
     _plug(ent, slow)
     worker = threading.Thread(target=lambda: results.setdefault(
         "issue", ent.post("pki/external-policy/issue", {"common_name": "slow.example.com", "key_type": "ec"})))
     worker.start()
-    time.sleep(0.1)
-    started = time.monotonic()
-    assert ent.get("pki/roles/meta").status_code == 200
-    assert time.monotonic() - started < 0.3
+    assert called.wait(10)
+    assert ent.get("pki/roles/meta").status_code == 200  # with the lock held: only after the 10 s above
+    answered.set()
     worker.join()
-    assert results["issue"].status_code == 200
+    assert results["released by the read"] is True and results["issue"].status_code == 200
 
 
 def test_successful_call_marks_the_configuration_validated(ent):
