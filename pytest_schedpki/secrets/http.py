@@ -40,7 +40,7 @@ from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
 from .leases import record_lease
 from .service import SecretsService
-from .system.auth_mounts import SYS_AUTH_ROUTER
+from .system.mounts.auth import SYS_AUTH_ROUTER
 from .system.namespaces import check_namespace
 from .system.path_help import help_requested, help_response
 from .system.routes import SYS_ROUTER, TOKEN_ROUTER

@@ -58,7 +58,6 @@ class Mount:
             "accessor": self.accessor,
             "config": {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False,
                        "max_lease_ttl": self.max_lease_ttl},
-            "deprecation_status": "supported",
             "description": self.description,
             "external_entropy_access": False,
             "local": self.local,
@@ -69,7 +68,7 @@ class Mount:
             "seal_wrap": self.seal_wrap,
             "type": self.type,
             "uuid": self.uuid,
-        }
+        } | ({} if self.type == "generic" else {"deprecation_status": "supported"})  # generic: no status
 
 
 class SecretsService:
@@ -97,6 +96,7 @@ class SecretsService:
         self.tokens = TokenStore(root_token, clock.now())
         self.policies: dict[str, Policy] = default_policies(clock.now())
         self.wrapped: dict[str, Any] = {}
+        self.migrations: dict[str, dict] = {}  # sys/remount's migration id -> migration_info
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
@@ -109,7 +109,8 @@ class SecretsService:
 
         Raises LogicalError 400: ``path is already in use at <p>/`` (also when one mount would nest
         in another), ``cannot mount "<p>/"`` for reserved prefixes, ``plugin not found in the
-        catalog: <type>`` for engine types the double does not implement (``pki``, ``kv``, ``kv-v2``);
+        catalog: <type>`` for engine types the double does not implement (it has ``pki``, ``kv``, ``kv-v2``,
+        ``generic``);
         ``nil backend of type "kv" returned from factory`` for a KV ``options.version`` other than 1 or 2.
         """
         norm = path.strip("/") + "/"
@@ -280,7 +281,8 @@ class SecretsService:
             mounts = [(replace(m, backend=None), m.backend.snapshot()) for m in self.mounts.values()]
             auth = [(replace(m, backend=None), m.backend.snapshot()) for m in self.auth_mounts.values()]
             return {"mounts": mounts, "auth_mounts": auth, "token_auth": replace(self.token_auth), "tokens": self.tokens.copy(), "sealed": self.sealed, "policies": dict(self.policies),
-                    "wrapped": dict(self.wrapped), "enterprise": self.enterprise}
+                    "wrapped": dict(self.wrapped), "enterprise": self.enterprise,
+                    "migrations": dict(self.migrations)}
 
     def restore(self, snapshot: Any) -> None:
         """Return to ``snapshot`` (``None``: no mounts, only the root token)."""
@@ -293,6 +295,7 @@ class SecretsService:
                 self.tokens = TokenStore(self.root_token, self.clock.now())
                 self.policies = default_policies(self.clock.now())
                 self.wrapped = {}
+                self.migrations = {}
                 self.sealed = False
                 return
             factories = ENGINES
@@ -315,6 +318,7 @@ class SecretsService:
             self.sealed = snapshot["sealed"]
             self.policies = dict(snapshot["policies"])
             self.wrapped = dict(snapshot["wrapped"])
+            self.migrations = dict(snapshot.get("migrations", {}))
             self.enterprise = snapshot.get("enterprise", self.enterprise)
 
 

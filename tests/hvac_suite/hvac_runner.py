@@ -9,6 +9,7 @@ tail (shown when a comparison fails).
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -19,12 +20,13 @@ HERE = Path(__file__).resolve().parent
 PARITY_DIR = HERE.parent / "parity"
 RUN_TIMEOUT = 900  # seconds for one pytest run of hvac's tests
 INTEGRATION_DIR = "tests/integration_tests/api"
+_MODULE_ROOT = "tests.integration_tests."
 
 
 @dataclass
 class Outcomes:
     """Per-test outcome of one run. Test ids are ``<file>::<Class>::<test>`` relative to hvac's
-    ``tests/integration_tests/api``."""
+    ``tests/integration_tests/api`` (a file outside it reads ``../v1/test_approle.py``)."""
 
     target: str
     results: dict[str, str] = field(default_factory=dict)
@@ -40,11 +42,21 @@ class Outcomes:
 
 
 def _test_id(case: ET.Element) -> str:
-    # classname: tests.integration_tests.api.auth_methods.test_token.TestToken
+    # classname: tests.integration_tests.api.auth_methods.test_token.TestToken, or outside api/:
+    # tests.integration_tests.v1.test_approle.TestApproleRoutes (id ../v1/test_approle.py::...)
     module, _, cls = case.get("classname", "").rpartition(".")
-    prefix = "tests.integration_tests.api."
-    rel = module[len(prefix):] if module.startswith(prefix) else module
-    return f"{rel.replace('.', '/')}.py::{cls}::{case.get('name')}"
+    if module.startswith(_MODULE_ROOT):
+        rel = module[len(_MODULE_ROOT):].replace(".", "/")
+        rel = rel[len("api/"):] if rel.startswith("api/") else f"../{rel}"
+    else:
+        rel = module.replace(".", "/")
+    return f"{rel}.py::{cls}::{case.get('name')}"
+
+
+def sdist_path(test: str) -> str:
+    """``test`` (a file or ``file::Class::test`` relative to ``tests/integration_tests/api``, ``../``
+    allowed) as a path relative to the sdist root: ``../v1/x.py`` -> ``tests/integration_tests/v1/x.py``."""
+    return posixpath.normpath(f"{INTEGRATION_DIR}/{test}")
 
 
 def parse_junit(path: Path, target: str) -> Outcomes:
@@ -66,14 +78,15 @@ def parse_junit(path: Path, target: str) -> Outcomes:
 
 def run_hvac_tests(sdist: Path, files: list[str], target: str, report_dir: Path,
                    deselect: list[str] = ()) -> Outcomes:
-    """Run ``files`` (relative to ``tests/integration_tests/api``) against ``target`` (``"double"``
-    or ``"bao"``); ``deselect`` holds ids relative to the same folder (``file::Class::test``)."""
+    """Run ``files`` (relative to ``tests/integration_tests/api``; ``../v1/test_approle.py`` names a
+    file outside it) against ``target`` (``"double"`` or ``"bao"``); ``deselect`` holds ids relative to
+    the same folder (``file::Class::test``)."""
     report = report_dir / f"hvac-{target}.xml"
     args = [sys.executable, "-m", "pytest", "-q", "-p", "hvac_target_plugin", "-c", str(HERE / "hvac_pytest.ini"),
             "--rootdir", str(sdist), f"--junitxml={report}", "-o", "junit_family=xunit2"]
-    args += [f"{INTEGRATION_DIR}/{f}" for f in files]
+    args += [sdist_path(f) for f in files]
     for test in deselect:
-        args += ["--deselect", f"{INTEGRATION_DIR}/{test}"]
+        args += ["--deselect", sdist_path(test)]
     env = dict(os.environ)
     env["SCHEDPKI_HVAC_TARGET"] = target
     env["PYTHONPATH"] = os.pathsep.join([str(sdist), str(HERE), str(PARITY_DIR)])

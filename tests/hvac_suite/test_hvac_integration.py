@@ -25,12 +25,19 @@ import parity_harness  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
-#: hvac test files (under tests/integration_tests/api) -> tests left out, with the reason
+#: hvac test files (relative to tests/integration_tests/api; ``../v1/...`` lies outside it) -> tests
+#: left out, with the reason
 HVAC_FILES: dict[str, dict[str, str]] = {
     "secrets_engines/test_pki.py": {},
+    "secrets_engines/test_kv_v1.py": {},
+    "secrets_engines/test_kv_v2.py": {},
     "auth_methods/test_token.py": {},
+    "auth_methods/test_approle.py": {},
+    "../v1/test_approle.py": {},
+    "system_backend/test_auth.py": {},
+    "system_backend/test_mount.py": {},
     "system_backend/test_policy.py": {},
-    "system_backend/test_wrapping.py": {"TestWrapping::test_unwrap": "enables the AppRole auth method (issue 17)"},
+    "system_backend/test_wrapping.py": {},
     "system_backend/test_lease.py": {},
     "system_backend/test_leader.py": {},
     "system_backend/test_init.py": {},
@@ -77,3 +84,18 @@ def test_junit_outcomes_are_read_per_test(tmp_path):
     assert outcomes.results == {base + "test_a": "passed", base + "test_b": "failed", base + "test_c": "skipped",
                                 base + "test_d": "failed"}
     assert outcomes.passed == {base + "test_a"}
+
+
+def test_junit_ids_of_files_outside_api_start_with_dot_dot(tmp_path):
+    report = tmp_path / "r.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.integration_tests.v1.test_approle.TestApproleRoutes" name="test_a"/>'
+        '<testcase classname="tests.integration_tests.api.auth_methods.test_approle.TestAppRole" name="test_b"/>'
+        '</testsuite></testsuites>')
+    outcomes = hvac_runner.parse_junit(report, "bao")
+    assert outcomes.results == {"../v1/test_approle.py::TestApproleRoutes::test_a": "passed",
+                                "auth_methods/test_approle.py::TestAppRole::test_b": "passed"}
+    assert hvac_runner.sdist_path("../v1/test_approle.py::TestApproleRoutes::test_a") == (
+        "tests/integration_tests/v1/test_approle.py::TestApproleRoutes::test_a")
+    assert hvac_runner.sdist_path("auth_methods/test_approle.py") == "tests/integration_tests/api/auth_methods/test_approle.py"

@@ -102,3 +102,29 @@ def test_acl_data_versus_metadata(pair):
     pair.send("GET", "/v1/sys/internal/ui/mounts/elsewhere", token=token).same().expect(403, errors=[
         "preflight capability check returned 403, please ensure client's policies grant access to path \"elsewhere/\""])
     pair.send("GET", f"/v1/sys/internal/ui/mounts/{m}", token=None).same().expect(403, errors=["permission denied"])
+
+
+def test_generic_is_kv_version_1_under_its_old_name(pair):
+    """hvac's TestMount::test_secret_backend_manipulation mounts ``generic``."""
+    m = pair.mount
+    try:
+        pair.send("POST", f"/v1/sys/mounts/{m}", json={"type": "generic"}).same().expect(204)
+        pair.send("GET", f"/v1/sys/mounts/{m}").same(volatile=("uuid",)).expect(200, data={"type": "generic",
+                                                                                            "options": {}})
+        pair.send("GET", f"/v1/sys/mounts/{m}").check(
+            lambda side, resp: assert_no_deprecation_status(resp.json()["data"]))
+        pair.send("GET", f"/v1/sys/mounts/{m}/tune").same().expect(200, data={"default_lease_ttl": 2764800,
+                                                                               "max_lease_ttl": 2764800})
+        pair.send("POST", f"/v1/{m}/foo", json={"a": "b"}).same().expect(204)
+        pair.send("GET", f"/v1/{m}/foo").same().expect(200, data={"a": "b"})
+        pair.send("LIST", f"/v1/{m}").same().expect(200, data={"keys": ["foo"]})
+        for version in ("1", "2"):
+            pair.send("POST", f"/v1/sys/mounts/{m}_v", json={"type": "generic", "options": {"version": version}}
+                      ).same().expect(400, errors=['secrets engine "generic" does not allow setting a version'])
+        pair.send("GET", f"/v1/sys/mounts/{m}_v").same().expect(400, errors=[f"No secret engine mount at {m}_v/"])
+    finally:
+        pair.real.request("DELETE", f"/v1/sys/mounts/{m}")
+
+
+def assert_no_deprecation_status(data: dict) -> None:
+    assert "deprecation_status" not in data and data["accessor"].startswith("generic_"), data

@@ -32,9 +32,10 @@ def _kv_mount(type: str, options: dict | None) -> tuple[str, dict]:
     return normalise_mount(type, options)
 
 
-ENGINES: dict[str, EngineFactory] = {"pki": _pki, "kv": _kv, "kv-v2": _kv}
+ENGINES: dict[str, EngineFactory] = {"pki": _pki, "kv": _kv, "kv-v2": _kv, "generic": _kv}  # generic: KV v1
 
-MOUNT_NORMALISERS: dict[str, Callable[[str, dict | None], tuple[str, dict]]] = {"kv": _kv_mount, "kv-v2": _kv_mount}
+MOUNT_NORMALISERS: dict[str, Callable[[str, dict | None], tuple[str, dict]]] = {
+    "kv": _kv_mount, "kv-v2": _kv_mount, "generic": _kv_mount}
 """``normalise(type, options) -> (type, options)``: how an engine type stores a new mount (``kv-v2``
 is stored as ``kv`` with ``options.version "2"``); raises LogicalError for options it refuses."""
 

@@ -5,8 +5,8 @@
   modules here contribute to;
 * ``status`` (``sys/leader``, ``init``, ``key-status``, ``internal/ui/mounts``), ``seal`` (seal,
   unseal with the dev server's single key), ``wrapping`` (wrap, rewrap), ``capabilities``
-  (``capabilities``, ``-self``, ``-accessor``), ``lease_paths`` (``sys/leases/...``), ``auth_mounts``
-  (``sys/auth``: enable, tune, disable, list), ``namespaces`` (``X-Vault-Namespace``),
+  (``capabilities``, ``-self``, ``-accessor``), ``lease_paths`` (``sys/leases/...``), ``mounts/``
+  (``sys/auth``: enable, tune, disable, list; ``sys/remount``), ``namespaces`` (``X-Vault-Namespace``),
   ``path_help`` (``?help=1``);
 * ``token_paths`` (renew, revoke, lookup-accessor, accessors), ``token_roles`` (``roles/:name``,
   ``create/:role_name``), ``token_ttl`` (TTLs at creation and renewal).

@@ -1,6 +1,6 @@
 """The system and token endpoints real clients call around the PKI engine.
 
-``sys/health``, ``sys/seal-status``, ``sys/mounts`` (list, enable, read, disable, ``tune``),
+``sys/health``, ``sys/seal-status``, ``sys/mounts`` (list, enable, read, disable, ``tune``), ``sys/remount``,
 ``sys/internal/ui/mounts/:path``, ``auth/token/create``, ``auth/token/lookup-self`` and
 ``auth/token/renew-self``, answered as OpenBao 2.7's dev server does.
 """
@@ -23,6 +23,7 @@ from ..framework.router import LogicalRequest, Path, Router
 from ..service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
 from .capabilities import CAPABILITIES_PATHS
 from .lease_paths import LEASE_PATHS
+from .mounts.remount import REMOUNT_PATHS
 from .seal import SEAL_PATHS, seal_status
 from .status import STATUS_PATHS
 from .token_create import TOKEN_CREATE_PATHS
@@ -271,6 +272,7 @@ SYS_ROUTER = Router([
     *WRAPPING_PATHS,
     *CAPABILITIES_PATHS,
     *SEAL_PATHS,
+    *REMOUNT_PATHS,
     Path("health", {"standbyok": Field(BOOL), "perfstandbyok": Field(BOOL), "sealedcode": Field(INT),
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),

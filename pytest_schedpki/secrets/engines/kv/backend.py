@@ -56,8 +56,14 @@ def mount_version(options: dict[str, Any] | None) -> int:
 
 def normalise_mount(type: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """The ``(type, options)`` a KV mount is stored with (``kv-v2`` -> ``kv`` + version ``"2"``;
-    versions as text). Raises 400 ``nil backend of type "kv" returned from factory`` for a version
-    other than 1 or 2."""
+    versions as text; ``generic``, the old name of KV version 1, keeps its type). Raises 400 ``nil
+    backend of type "kv" returned from factory`` for a version other than 1 or 2, and ``secrets
+    engine "generic" does not allow setting a version`` for any ``options.version`` of a ``generic``
+    mount (OpenBao ``vault/logical_system.go``, ``handleMount``)."""
+    if type == "generic":
+        if "version" in (options or {}):
+            raise user_error('secrets engine "generic" does not allow setting a version')
+        return "generic", dict(options or {})
     options = {k: str(v) if k == "version" and v is not None else v for k, v in (options or {}).items()}
     if type == "kv-v2":
         options["version"] = "2"

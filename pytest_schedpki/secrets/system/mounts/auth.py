@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..framework.fields import ANY, BOOL, MAP, STRING, ConversionError, Field, duration_seconds
-from ..framework.logical import LogicalResponse, user_error
-from ..framework.router import LogicalRequest, Path, Router
-from ..service import Mount
+from ...framework.fields import ANY, BOOL, MAP, STRING, ConversionError, Field, duration_seconds
+from ...framework.logical import LogicalResponse, user_error
+from ...framework.router import LogicalRequest, Path, Router
+from ...service import Mount
 
 
 def describe_auth(mount: Mount, builtin: bool = False) -> dict[str, Any]:
