@@ -146,8 +146,8 @@ def test_wait_jitter_bound(monkeypatch):
 
     drawn = []
     monkeypatch.setattr(blocking.random, "uniform", lambda low, high: drawn.append((low, high)) or high)
-    times = [0.0, 0.0, 0.5, 1.7]  # deadline computed, then two wake-ups, the second at the deadline
-    monkeypatch.setattr(blocking, "real_monotonic", lambda: times.pop(0) if len(times) > 1 else times[0])
+    times = [0.0, 0.0, 0.5, 2.0]  # deadline computed, a wake-up at 0.5 s, then one past the deadline
+    monkeypatch.setattr(blocking, "real_monotonic", lambda: times.pop(0))  # a 5th call fails the test
     waits = []
 
     class Cond:
@@ -158,4 +158,4 @@ def test_wait_jitter_bound(monkeypatch):
     result = blocking.block_until(Cond(), lambda: unchanged, min_index=5, wait_ns=1_600_000_000, next_wake=lambda: None)
     assert result is unchanged
     assert drawn == [(0, 0.1)]  # 1.6 s / 16
-    assert waits == [1.7, 1.2]  # deadline = 1.6 s + the whole jitter
+    assert waits == pytest.approx([1.7, 1.2])  # deadline = 1.6 s + the whole jitter
