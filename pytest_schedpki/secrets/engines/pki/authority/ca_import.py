@@ -17,7 +17,7 @@ from pytest_schedpki.secrets.framework.fields import STRING, Field
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
-from ..codecs.pem import name_error, public_key_or_none, serial_error
+from ..codecs.pem import load_der_certificate, name_error, public_key_or_none, serial_error
 from ..codecs.x509 import (
     go_name_problem,
     invalid_public_key,
@@ -127,7 +127,7 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
     mapping: dict[str, str] = {}
     for index, (kind, der) in enumerate(certs):
         try:
-            cert = cx509.load_der_x509_certificate(der)
+            cert = load_der_certificate(der)
             # Go's parser checks these at once, the serial first
             problem = serial_error(cert) or name_error(cert, der) or invalid_public_key(cert, "")
             if problem:

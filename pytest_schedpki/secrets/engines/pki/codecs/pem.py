@@ -326,6 +326,17 @@ def go_name_problem(der: bytes, certificate: bool) -> str | None:
     return None
 
 
+def load_der_certificate(der: bytes):
+    """``x509.load_der_x509_certificate`` without cryptography's deprecation warning for a serial that
+    is not positive (such a certificate gets Go's error from :func:`serial_error`; under a test
+    suite's ``-W error`` the warning would otherwise turn into a 500)."""
+    from cryptography import x509  # lazy, as the rest of this module: it parses PEM without cryptography
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # CryptographyDeprecationWarning subclasses it
+        return x509.load_der_x509_certificate(der)
+
+
 def serial_error(cert) -> str | None:
     """Go's ``x509: negative serial number`` for a certificate whose serial is negative (Go 1.23+
     refuses it at parse time; cryptography still loads it, with a deprecation warning), else None."""

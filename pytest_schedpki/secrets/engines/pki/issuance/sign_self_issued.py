@@ -56,7 +56,14 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
 from ..codecs.goder import readable
-from ..codecs.pem import go_name_problem, invalid_public_key, name_error, pem_decode, serial_error
+from ..codecs.pem import (
+    go_name_problem,
+    invalid_public_key,
+    load_der_certificate,
+    name_error,
+    pem_decode,
+    serial_error,
+)
 from .csr_signing import issuer_reference
 from .issue import signing_issuer
 from .leaf import SigningIssuer
@@ -123,7 +130,7 @@ def parse_submitted(text: str) -> x509.Certificate:
         try:
             if size is None or size > len(der):
                 raise ValueError("truncated")
-            certs.append(x509.load_der_x509_certificate(der[:size]))
+            certs.append(load_der_certificate(der[:size]))
             list(readable(certs[-1]).extensions)  # what Go reads although cryptography cannot
         except x509.InvalidVersion:  # Go: a version field above v3
             raise user_error("error parsing certificate: x509: invalid version") from None

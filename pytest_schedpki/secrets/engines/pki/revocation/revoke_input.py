@@ -30,6 +30,7 @@ from ..codecs.pem import (  # the encoding/asn1 walk of codecs/pem.py
     _parse_field,
     go_name_problem,
     invalid_public_key,
+    load_der_certificate,
     name_error,
     pem_decode,
     serial_error,
@@ -130,7 +131,7 @@ def parse_revoked_certificate(text: str) -> x509.Certificate:
         raise internal_error(NO_CERT_PEM)
     der = block[1]
     try:
-        cert = x509.load_der_x509_certificate(der)
+        cert = load_der_certificate(der)
     except x509.InvalidVersion:  # Go: a version field above v3
         raise internal_error("certificate could not be parsed: x509: invalid version") from None
     except ValueError:
