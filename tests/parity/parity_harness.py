@@ -42,6 +42,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.x509.oid import NameOID
 
+from pytest_schedpki.secrets.engines.pki.codecs.goder import KEY_USAGE_OID, NAME_CONSTRAINTS_OID
+from pytest_schedpki.secrets.engines.pki.codecs.goder import extension_value_der as goder_extension_value
 from pytest_schedpki.upstream.bao import BaoDevServer, bao_binary  # noqa: F401 - bao_binary re-exported
 
 ROOT_TOKEN = "root"
@@ -302,25 +304,13 @@ def _verifies(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
         return False
 
 
-_NC_OID = b"\x06\x03\x55\x1d\x1e"
-_KU_OID = b"\x06\x03\x55\x1d\x0f"
+_NC_OID, _KU_OID = NAME_CONSTRAINTS_OID, KEY_USAGE_OID
 
 
 def extension_value_der(cert: x509.Certificate, oid_der: bytes) -> bytes | None:
-    """The encoded value (inside the OCTET STRING) of the extension whose OID encodes as ``oid_der``
-    (e.g. ``06 03 55 1d 1e`` NameConstraints), read from the certificate's DER; None when absent."""
-    der = cert.public_bytes(serialization.Encoding.DER)
-    at = der.find(oid_der)
-    if at < 0:
-        return None
-    pos = at + len(oid_der)
-    if der[pos:pos + 3] == b"\x01\x01\xff":
-        pos += 3
-    size, pos = der[pos + 1], pos + 2
-    if size & 0x80:
-        n = size & 0x7F
-        size, pos = int.from_bytes(der[pos:pos + n], "big"), pos + n
-    return der[pos:pos + size]
+    """The encoded value of the extension whose OID encodes as ``oid_der``, read from the
+    certificate's DER (the double's own reader, ``codecs.goder``); None when absent."""
+    return goder_extension_value(cert.public_bytes(serialization.Encoding.DER), oid_der)
 
 
 def _readable(cert: x509.Certificate) -> x509.Certificate:

@@ -90,8 +90,8 @@ def name_constraints_extension(permitted_dns_domains: Sequence[str]) -> x509.Ext
     return x509.UnrecognizedExtension(x509.oid.ExtensionOID.NAME_CONSTRAINTS, der)
 
 
-_NAME_CONSTRAINTS_OID = b"\x06\x03\x55\x1d\x1e"
-_KEY_USAGE_OID = b"\x06\x03\x55\x1d\x0f"
+NAME_CONSTRAINTS_OID = b"\x06\x03\x55\x1d\x1e"  # the encoded OIDs (06 03 55 1d ..) the DER helpers look for
+KEY_USAGE_OID = b"\x06\x03\x55\x1d\x0f"
 
 
 def _extension_value_span(der: bytes, oid_der: bytes) -> tuple[int, int] | None:
@@ -109,6 +109,14 @@ def _extension_value_span(der: bytes, oid_der: bytes) -> tuple[int, int] | None:
     return pos, pos + size
 
 
+def extension_value_der(der: bytes, oid_der: bytes) -> bytes | None:
+    """The encoded value (inside the OCTET STRING) of the extension whose OID encodes as ``oid_der``
+    (:data:`NAME_CONSTRAINTS_OID`, :data:`KEY_USAGE_OID`), read from a certificate's DER; None when
+    absent. Reads what cryptography refuses to decode (a ``*`` in a dNSName constraint)."""
+    span = _extension_value_span(der, oid_der)
+    return der[span[0]:span[1]] if span else None
+
+
 def readable(cert: x509.Certificate) -> x509.Certificate:
     """``cert``, or - when cryptography cannot decode its extensions although Go writes and reads
     them - a copy it can read, for reading the OTHER extensions only (its signature no longer
@@ -120,10 +128,10 @@ def readable(cert: x509.Certificate) -> x509.Certificate:
     except ValueError:
         pass
     der = bytearray(cert.public_bytes(serialization.Encoding.DER))
-    span = _extension_value_span(bytes(der), _NAME_CONSTRAINTS_OID)
+    span = _extension_value_span(bytes(der), NAME_CONSTRAINTS_OID)
     if span:
         der[span[0]:span[1]] = der[span[0]:span[1]].replace(b"*", b"x")
-    span = _extension_value_span(bytes(der), _KEY_USAGE_OID)
+    span = _extension_value_span(bytes(der), KEY_USAGE_OID)
     if span and span[1] - span[0] >= 4:
         bits = bytearray(der[span[0] + 3:span[1]])
         bits[0] |= 0x08
