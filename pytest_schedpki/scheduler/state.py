@@ -40,7 +40,7 @@ from .sso.idp import IdentityProvider
 from .sso.oidc import OIDCRequests
 from .sso.store import BindingRuleStore
 from .tokens import ACLToken, allows_management, new_token, token_kind
-from .views import QueryResult, RegionView, WriteResult
+from .views import QueryResult, RegionView, WriteResult, stamp_write
 
 PERMISSION_DENIED = "Permission denied"
 NO_LEADER = "No cluster leader"
@@ -285,15 +285,11 @@ class SchedulerState(ReplicationKnobs):
             method = with_hash(method)
             self._raft += 1
             index = self._raft
-            if existing is None or existing.Hash != method.Hash:
-                if existing is not None:
-                    method = replace(method, CreateIndex=existing.CreateIndex, CreateTime=existing.CreateTime,
-                                     ModifyIndex=index)
-                else:
-                    method = replace(method, CreateIndex=index, ModifyIndex=index)
-                self._methods[method.Name] = method
+            stamped = stamp_write(method, existing, index)
+            if stamped is not None:
+                self._methods[method.Name] = stamped
                 self._table = index
-                self._replica.commit(method.Name, method, index)
+                self._replica.commit(method.Name, stamped, index)
             self._cond.notify_all()
             return WriteResult(index, self._methods[request.Name])
 

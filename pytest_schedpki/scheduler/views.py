@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .model import AuthMethod
 
@@ -37,3 +37,16 @@ class RegionView:
     table_index: int
     raft_index: int
     pending: int = 0
+
+
+def stamp_write(record, existing, index: int):
+    """The indexes of an upsert, as Nomad's state store sets them (``upsertACLAuthMethodTxn``,
+    ``upsertACLBindingRuleTxn``): ``record`` (an auth method or binding rule with ``Hash``) stamped
+    with raft ``index`` - ``CreateIndex``/``CreateTime`` kept from ``existing`` when there is one,
+    ``ModifyIndex`` = ``index`` - or ``None`` when ``existing`` has the same ``Hash``: a no-op
+    upsert that keeps its ModifyIndex and replicates nothing."""
+    if existing is not None and existing.Hash == record.Hash:
+        return None
+    if existing is not None:
+        return replace(record, CreateIndex=existing.CreateIndex, CreateTime=existing.CreateTime, ModifyIndex=index)
+    return replace(record, CreateIndex=index, ModifyIndex=index)

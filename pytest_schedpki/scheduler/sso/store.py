@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..model import SchedulerError
 from ..replication import Replica
-from ..views import QueryResult, WriteResult
+from ..views import QueryResult, WriteResult, stamp_write
 from .rules import BindingRule, canonicalize, time_of, validate, with_hash
 
 
@@ -76,15 +76,11 @@ class BindingRuleStore:
             rule = with_hash(canonicalize(request, time_of(s.clock.now())))
             s._raft += 1
             index = s._raft
-            if existing is None or existing.Hash != rule.Hash:
-                if existing is not None:
-                    rule = replace(rule, CreateIndex=existing.CreateIndex, CreateTime=existing.CreateTime,
-                                   ModifyIndex=index)
-                else:
-                    rule = replace(rule, CreateIndex=index, ModifyIndex=index)
-                self.rules[rule.ID] = rule
+            stamped = stamp_write(rule, existing, index)
+            if stamped is not None:
+                self.rules[rule.ID] = stamped
                 self.table = index
-                self.replica.commit(rule.ID, rule, index)
+                self.replica.commit(rule.ID, stamped, index)
             s._cond.notify_all()
             return WriteResult(index, self.rules[rule.ID])
 
