@@ -13,13 +13,17 @@ proxy refused such a request; see :mod:`.proxy`).
 from __future__ import annotations
 
 import datetime
+import json
 import os
+import urllib.error
+import urllib.request
 from typing import Any
 
 import pytest
 
 from ..factories import Factories
 from ..handle import SchedpkiHandle, ServiceHandle
+from ..sso_testing import SchedulerHandle
 from .certs import UpstreamCertificateInspector
 from .session import UpstreamSession
 
@@ -65,6 +69,55 @@ class _UpstreamFaults:
         return getattr(self._faults, name)
 
 
+class UpstreamSchedulerHandle(SchedulerHandle):
+    """``schedpki.scheduler`` when the scheduler is a real Nomad agent: ``url``/``token``/``headers()``
+    are the agent's; ``login()`` posts to its ``/v1/acl/login``; ``assert_token()`` reads
+    ``/v1/acl/token/self`` with the token's SecretID (Nomad's ACLToken JSON: ``Policies``, ``Roles``
+    as ``[{ID, Name}]``, ``Type``, ``Global``). The helpers that need the double's built-in identity
+    provider or its clock (``jwt``, ``login_jwt``, ``oidc_login``, ``set_oidc_user``,
+    ``login_tokens``) skip the test."""
+
+    def __init__(self, session: UpstreamSession):
+        super().__init__(session.scheduler.url, session.scheduler.token, _Guarded(session, "scheduler.state"))
+        self._session = session
+
+    def headers(self) -> dict[str, str]:
+        return {"X-Nomad-Token": self.token}
+
+    def jwt(self, *args: Any, **kwargs: Any) -> str:
+        skip_double_only(self._session, "scheduler.jwt() (the built-in identity provider's key)")
+
+    def login_jwt(self, *args: Any, **kwargs: Any) -> dict:
+        skip_double_only(self._session, "scheduler.login_jwt() (the built-in identity provider's key)")
+
+    def set_oidc_user(self, *args: Any, **kwargs: Any) -> None:
+        skip_double_only(self._session, "scheduler.set_oidc_user() (the built-in identity provider)")
+
+    def oidc_login(self, *args: Any, **kwargs: Any) -> dict:
+        skip_double_only(self._session, "scheduler.oidc_login() (the built-in identity provider)")
+
+    def login_tokens(self) -> list:
+        skip_double_only(self._session, "scheduler.login_tokens() (the double's token table)")
+
+    def assert_token(self, token: dict | str, policies: list[str] | None = None, roles: list[str] | None = None,
+                     type: str | None = None, global_: bool | None = None) -> None:  # noqa: A002
+        secret = token["SecretID"] if isinstance(token, dict) else token
+        request = urllib.request.Request(self.url + "/v1/acl/token/self", headers={"X-Nomad-Token": secret})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as resp:  # noqa: S310 - the configured agent
+                record = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"no ACL token with SecretID {secret!r}: {exc.code} "
+                                 f"{exc.read().decode('utf-8', 'replace').strip()}") from None
+        actual = {"policies": sorted(record.get("Policies") or ()),
+                  "roles": sorted(r.get("Name", r.get("ID")) for r in record.get("Roles") or ()),
+                  "type": record.get("Type"), "global": record.get("Global")}
+        wanted = {"policies": None if policies is None else sorted(policies),
+                  "roles": None if roles is None else sorted(roles), "type": type, "global": global_}
+        diff = {k: v for k, v in wanted.items() if v is not None and v != actual[k]}
+        assert not diff, f"token {record.get('AccessorID')} grants {actual}, expected {diff}"
+
+
 class UpstreamHandle(SchedpkiHandle):
     """:class:`~pytest_schedpki.handle.SchedpkiHandle` whose secrets and/or scheduler side is a real
     server: ``.url`` and ``.token`` are the real server's (the secrets URL is the recording proxy in
@@ -80,8 +133,7 @@ class UpstreamHandle(SchedpkiHandle):
             self.certs = UpstreamCertificateInspector(session.secrets, session.proxy)
             self.kv = _Guarded(session, "kv (the double's record of KV reads and writes)")
         if session.scheduler is not None:
-            self.scheduler = ServiceHandle(session.scheduler.url, session.scheduler.token,
-                                           _Guarded(session, "scheduler.state"), "X-Nomad-Token")
+            self.scheduler = UpstreamSchedulerHandle(session)
         self.factories = Factories(session.double.scheduler, session.double.secrets, session.double.scheduler_url)
         if session.secrets is not None:
             self.factories.secrets = _Guarded(session, "factories.secrets")

@@ -144,6 +144,26 @@ def test_b_only_the_seed_is_left(schedpki):
 
 def test_c_lag_skips(schedpki):
     schedpki.set_lag(5)
+
+
+def test_d_jwt_skips(schedpki):
+    schedpki.scheduler.jwt("seeded", {"sub": "x"})
+
+
+def test_e_assert_token_reads_the_agent(schedpki):
+    schedpki.scheduler.assert_token("mgmt", type="management", global_=True, policies=[])
+    try:
+        schedpki.scheduler.assert_token("mgmt", type="client")
+    except AssertionError as exc:
+        assert "expected {'type': 'client'}" in str(exc)
+    else:
+        raise AssertionError("assert_token accepted the wrong type")
+    try:
+        schedpki.scheduler.assert_token("no-such-secret")
+    except AssertionError as exc:
+        assert "no ACL token with SecretID 'no-such-secret': 403" in str(exc)
+    else:
+        raise AssertionError("assert_token accepted an unknown secret")
 '''
 
 
@@ -166,8 +186,9 @@ def test_the_scheduler_side_against_a_running_agent(pytester):
         result = pytester.runpytest_subprocess(f"--schedpki-upstream-scheduler={env['NOMAD_ADDR']}",
                                                "--schedpki-upstream-scheduler-token=mgmt", "-p", "no:randomly",
                                                "-p", "no:cacheprovider", "-rs")
-        result.assert_outcomes(passed=2, skipped=1)
+        result.assert_outcomes(passed=3, skipped=2)
         result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): set_lag() exists only in the double*"])
+        result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): scheduler.jwt() (the built-in identity provider's key) exists only in the double*"])
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
