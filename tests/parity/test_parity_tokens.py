@@ -197,3 +197,24 @@ def test_missing_policies_warn_and_root_stands_alone(pair):
                                              'Policy "zz-missing" does not exist'])
     pair.send("POST", "/v1/auth/token/create", json={"policies": ["root", "nope-missing"]}).same().expect(
         200, warnings=None).check(_auth({"policies": ["root"]}))
+
+
+@pytest.mark.parametrize(("role_body", "increment", "lease", "warnings"), [
+    # a role's period fixes every renewal to the period, whatever the increment (and lookup shows no period)
+    ({"period": "1h", "token_explicit_max_ttl": "90m"}, "2h", 3600, None),
+    ({"period": "1h"}, "10m", 3600, None),
+    # a role's explicit_max_ttl caps renewals, with the capping warning
+    ({"explicit_max_ttl": "30m"}, "1h", 1800, [CAPPED.format("1h", "30m")]),
+    # increment 0: the token's own TTL again
+    ({"explicit_max_ttl": "30m"}, "0", 1200, None),
+])
+def test_renewal_of_a_token_made_through_a_role(pair, role_body, increment, lease, warnings):
+    role = pair.mount.replace("_", "-") + "-renew"
+    pair.send("POST", f"/v1/auth/token/roles/{role}", json=role_body).same().expect(204)
+    ex = pair.send("POST", f"/v1/auth/token/create/{role}", json={"ttl": "20m"}).same().expect(200)
+    ex.capture("t", lambda j: j["auth"]["client_token"])
+    pair.send("POST", "/v1/auth/token/renew", json=lambda s: {"token": s.vars["t"], "increment": increment}).same(
+        ).expect(200, warnings=warnings).check(_auth({"lease_duration": lease, "renewable": True}))
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"role": role, "explicit_max_ttl": 0})
+    pair.send("DELETE", f"/v1/auth/token/roles/{role}").same().expect(204)
