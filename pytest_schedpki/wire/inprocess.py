@@ -228,7 +228,7 @@ def exchange(server: ServiceServer, method: str, target: str, headers: list[tupl
         _run(server, environ, answer)
     if answer.dropped:
         return Answer(dropped=True)
-    request_close = any(k.lower() == "connection" and v.lower() == "close" for k, v in headers)
+    request_close = environ.get("HTTP_CONNECTION", "").lower() == "close"
     unread = 0 if chunked else len(body) - stream.tell()
     answer.headers = _head(answer, environ, request_close, unread)
     if method == "HEAD" or answer.status in _NO_BODY_STATUS:

@@ -265,3 +265,42 @@ print(all(a is not b for a, b in zip(originals, patched)), all(a is b for a, b i
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+_SESSION_TEST = """
+import requests
+from urllib.parse import urlsplit
+
+from pytest_schedpki.wire.inprocess import ROUTES
+
+def test_transport(schedpki):
+    with requests.Session() as session:
+        assert session.get(schedpki.secrets.url + "/v1/sys/health").status_code == 200
+        pools = session.get_adapter("http://").poolmanager.pools
+        sockets = sum(1 for k in pools.keys() for c in list(pools[k].pool.queue) if c and c.sock is not None)
+    parts = urlsplit(schedpki.secrets.url)
+    routed = ROUTES.get(parts.scheme, parts.hostname, parts.port) is not None
+    print("TRANSPORT", routed, sockets)
+"""
+
+
+@pytest.mark.parametrize(("args", "ini", "expected"), [
+    ((), "", "TRANSPORT True 0"),
+    (("--schedpki-transport", "tcp"), "", "TRANSPORT False 1"),
+    ((), "schedpki_transport = tcp", "TRANSPORT False 1"),
+    (("--schedpki-transport", "inprocess"), "schedpki_transport = tcp", "TRANSPORT True 0"),
+])
+def test_plugin_transport_option(pytester, args, ini, expected):
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile(_SESSION_TEST)
+    result = pytester.runpytest("-s", *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*" + expected])
+
+
+def test_plugin_transport_option_refuses_other_names(pytester):
+    pytester.makeini("[pytest]\nschedpki_transport = socket\n")
+    pytester.makepyfile(_SESSION_TEST)
+    result = pytester.runpytest()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*schedpki_transport must be one of inprocess, tcp, got 'socket'*"])
