@@ -238,10 +238,13 @@ def test_https_in_process_only_for_clients_that_trust_the_listener(tmp_path):
     try:
         double.route_in_process()
         url = f"{double.secrets_url}/v1/sys/health"
-        assert requests.get(url, verify=material.ca_path, timeout=5).status_code == 200
-        session = requests.Session()
-        assert session.get(url, verify=False, timeout=5).status_code == 200
-        assert _client_sockets(session, "https://") == 0
+        for verify in (material.ca_path, False):
+            with requests.Session() as session:
+                assert session.get(url, verify=verify, timeout=5).status_code == 200
+                assert _client_sockets(session, "https://") == 0
+        with requests.Session() as session:  # a bundle without the double's CA: the handshake decides
+            with pytest.raises(requests.exceptions.SSLError):
+                session.get(url, verify=requests.certs.where(), timeout=5)
         with pytest.raises(requests.exceptions.SSLError):  # the system store does not know the double's CA
             requests.get(url, timeout=5)
         context = material.client_context()
