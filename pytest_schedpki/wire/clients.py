@@ -13,6 +13,11 @@ other service) to the client's own code, untouched:
   ``Transfer-Encoding: chunked``). A dropped connection raises ``ProtocolError('Connection
   aborted.', RemoteDisconnected(...))`` and a read timeout ``ReadTimeoutError``, as over TCP
   (``requests`` turns them into ``ConnectionError`` and ``ReadTimeout``).
+* **requests**, a fast path: ``HTTPAdapter.send`` answers a routed URL itself when urllib3 would add
+  nothing (the adapter's default ``Retry(0, read=False)``, no proxy, no client certificate, a plain
+  timeout): the same request headers, the same ``urllib3.HTTPResponse`` and the same exceptions as
+  the urllib3 hook, without the pool (a quarter of a simple call's cost). Any other send takes the
+  urllib3 hook.
 * **urllib.request** (nomadpy): ``HTTPHandler.http_open``. The answer is parsed by
   ``http.client.HTTPResponse`` itself from the bytes the listener would send, so urllib sees the very
   same response object (and raises ``HTTPError`` for an error status, as over TCP). A drop raises
@@ -71,10 +76,19 @@ def _install() -> None:
     with _lock:
         import urllib.request
 
-        from urllib3.connectionpool import HTTPConnectionPool
-
-        _patch("urllib3", HTTPConnectionPool, "_make_request", _urllib3_make_request)
         _patch("urllib", urllib.request.HTTPHandler, "http_open", _urllib_http_open)
+        try:
+            from urllib3.connectionpool import HTTPConnectionPool
+        except ImportError:
+            pass
+        else:
+            _patch("urllib3", HTTPConnectionPool, "_make_request", _urllib3_make_request)
+            try:
+                from requests.adapters import HTTPAdapter
+            except ImportError:
+                pass
+            else:
+                _patch("requests", HTTPAdapter, "send", _requests_send)
         try:
             import httpx
         except ImportError:
@@ -142,18 +156,41 @@ def _urllib3_make_request(self, conn, method, url, body=None, headers=None, retr
                                     timeout=timeout, chunked=chunked, response_conn=response_conn,
                                     preload_content=preload_content, decode_content=decode_content,
                                     enforce_content_length=enforce_content_length, **kwargs)
-    from urllib3.connection import _get_default_user_agent
     from urllib3.exceptions import ProtocolError, ReadTimeoutError
-    from urllib3.response import HTTPResponse
-    from urllib3.util.request import body_to_chunks
 
     self.num_requests += 1
     read_timeout = self._get_timeout(timeout).read_timeout
+    lines, data, chunked = _wire_request(self.host, self.port, conn.default_port, method, body, headers, chunked)
+    if read_timeout == 0:
+        raise ReadTimeoutError(self, url, f"Read timed out. (read timeout={read_timeout})")
+    answer = exchange(server, method, url, lines, data, chunked, read_timeout)
+    if answer.timed_out:
+        raise ReadTimeoutError(self, url, f"Read timed out. (read timeout={read_timeout})")
+    if answer.dropped:
+        raise ProtocolError("Connection aborted.", _remote_disconnected())
+    response = _urllib3_response(answer, method, url, preload_content, decode_content, enforce_content_length)
+    response.retries = retries
+    response._connection = response_conn
+    response._pool = self
+    return response
+
+
+def _remote_disconnected() -> http.client.RemoteDisconnected:
+    return http.client.RemoteDisconnected("Remote end closed connection without response")
+
+
+def _wire_request(host: str, port: int, default_port: int, method: str, body, headers, chunked: bool
+                  ) -> tuple[list[tuple[str, str]], bytes, bool]:
+    """The header lines, body bytes and framing urllib3's ``HTTPConnection.request`` (with
+    ``http.client.putrequest``) would send for this request."""
+    from urllib3.connection import _get_default_user_agent
+    from urllib3.util.request import body_to_chunks
+
     headers = headers if headers is not None else {}
     keys = {k.lower() for k in headers}
     lines = []
     if "host" not in keys:
-        lines.append(("Host", _host_header(self.host, self.port, conn.default_port)))
+        lines.append(("Host", _host_header(host, port, default_port)))
     if "accept-encoding" not in keys:
         lines.append(("Accept-Encoding", "identity"))
     sent = body_to_chunks(body, method=method, blocksize=16384)
@@ -174,26 +211,83 @@ def _urllib3_make_request(self, conn, method, url, body=None, headers=None, retr
         lines.append(("User-Agent", _get_default_user_agent()))
     lines.extend(headers.items())
     data = b"" if sent.chunks is None else b"".join(c.encode() if isinstance(c, str) else c for c in sent.chunks)
-    if read_timeout == 0:
-        raise ReadTimeoutError(self, url, f"Read timed out. (read timeout={read_timeout})")
-    answer = exchange(server, method, url, lines, data, chunked, read_timeout)
-    if answer.timed_out:
-        raise ReadTimeoutError(self, url, f"Read timed out. (read timeout={read_timeout})")
-    if answer.dropped:
-        raise ProtocolError("Connection aborted.", http.client.RemoteDisconnected(
-            "Remote end closed connection without response"))
-    from urllib3._collections import HTTPHeaderDict
+    return lines, data, chunked
 
-    response = HTTPResponse(
+
+def _urllib3_response(answer: Answer, method: str, url: str, preload_content: bool, decode_content: bool,
+                      enforce_content_length: bool):
+    """The ``urllib3.HTTPResponse`` a connection would return for ``answer``."""
+    from urllib3._collections import HTTPHeaderDict
+    from urllib3.response import HTTPResponse
+
+    return HTTPResponse(
         body=io.BytesIO(answer.body), headers=HTTPHeaderDict(answer.headers), status=answer.status, version=11,
         version_string="HTTP/1.1", reason=answer.reason, preload_content=preload_content,
         decode_content=decode_content, original_response=None, enforce_content_length=enforce_content_length,
         request_method=method, request_url=url,
     )
-    response.retries = retries
-    response._connection = response_conn
-    response._pool = self
-    return response
+
+
+# --------------------------------------------------------------------------------------- requests
+def _plain_timeout(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0)
+
+
+def _requests_target(adapter, request, timeout, verify, cert, proxies):
+    """``(listener, URL parts)`` for a ``requests`` send the fast path may answer: a routed URL, no
+    retries to apply (the adapter's default ``Retry(0, read=False)``), no proxy, no client
+    certificate, a plain timeout (seconds or a ``(connect, read)`` pair), an HTTPS listener the client
+    trusts; else ``None`` (the adapter runs as usual and the urllib3 hook answers in-process)."""
+    from urllib.parse import urlsplit
+
+    retries = adapter.max_retries
+    if retries.total != 0 or retries.status_forcelist or retries.read is not False or cert:
+        return None
+    if not (_plain_timeout(timeout) or (isinstance(timeout, tuple) and len(timeout) == 2
+                                        and all(_plain_timeout(t) for t in timeout))):
+        return None
+    parts = urlsplit(request.url)
+    server = ROUTES.get(parts.scheme, parts.hostname, parts.port)
+    if server is None:
+        return None
+    if proxies:
+        from requests.utils import select_proxy
+
+        if select_proxy(request.url, proxies):
+            return None
+    if parts.scheme == "https" and not (verify is False or (isinstance(verify, str) and _trusted(server, verify))):
+        return None
+    return server, parts
+
+
+def _requests_send(self, request, stream=False, timeout=None, verify=True, cert=None, proxies=None):
+    """``HTTPAdapter.send`` for routed URLs without retries or proxy: what the adapter, urllib3's pool
+    and a connection would do, without them (see the module doc)."""
+    target = _requests_target(self, request, timeout, verify, cert, proxies) if ROUTES else None
+    if target is None:
+        return _original("requests")(self, request, stream=stream, timeout=timeout, verify=verify, cert=cert,
+                                     proxies=proxies)
+    from requests.exceptions import ConnectionError, ReadTimeout
+    from urllib3 import HTTPConnectionPool
+    from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+    server, parts = target
+    read_timeout = timeout[1] if isinstance(timeout, tuple) else timeout
+    url = request.path_url
+    chunked = not (request.body is None or "Content-Length" in request.headers)
+    lines, data, chunked = _wire_request(parts.hostname, server.port, 443 if parts.scheme == "https" else 80,
+                                         request.method, request.body, request.headers, chunked)
+    answer = Answer(timed_out=True) if read_timeout == 0 else exchange(server, request.method, url, lines, data,
+                                                                        chunked, read_timeout)
+    if answer.dropped:
+        raise ConnectionError(ProtocolError("Connection aborted.", _remote_disconnected()), request=request)
+    if answer.timed_out:
+        pool = HTTPConnectionPool(parts.hostname, server.port)  # named in the message, as over TCP
+        raise ReadTimeout(ReadTimeoutError(pool, url, f"Read timed out. (read timeout={read_timeout})"),
+                          request=request)
+    response = _urllib3_response(answer, request.method, url, False, False, True)
+    response.retries = self.max_retries
+    return self.build_response(request, response)
 
 
 # ----------------------------------------------------------------------------------- urllib.request

@@ -125,7 +125,17 @@ def _journal(double: Double) -> list[tuple]:
             for e in double.journal.entries()]
 
 
-def test_answers_byte_identical_to_the_tcp_path(fresh):
+def _session(path: str) -> requests.Session:
+    """A session whose routed requests take the ``requests`` fast path (default adapter) or, with
+    retries configured, urllib3's pool and the urllib3 hook."""
+    session = requests.Session()
+    if path == "urllib3":
+        session.mount("http://", HTTPAdapter(max_retries=1))
+    return session
+
+
+@pytest.mark.parametrize("path", ["adapter", "urllib3"])
+def test_answers_byte_identical_to_the_tcp_path(fresh, path):
     """The same requests on the same double from its baseline, over TCP and then in-process."""
     _, double = fresh
     double.route_in_process(False)
@@ -137,7 +147,7 @@ def test_answers_byte_identical_to_the_tcp_path(fresh):
     finally:
         double.route_in_process()
     double.reset()
-    session = requests.Session()
+    session = _session(path)
     in_process = _exchanges(session, double)
     assert _client_sockets(session) == 0  # nothing went over a socket
     assert [r.status_code for r in in_process] == [r.status_code for r in over_tcp]
@@ -194,8 +204,10 @@ def test_faults_reach_the_client_as_over_tcp(fresh, side):
     with pytest.raises(http.client.RemoteDisconnected):
         urllib.request.urlopen(url, timeout=5)
     hang = double.faults.add(Fault(service="secrets", path="/v1/sys/health", hang=True, times=1))
-    with pytest.raises(requests.exceptions.ReadTimeout):
+    with pytest.raises(requests.exceptions.ReadTimeout) as timed_out:
         requests.get(url, timeout=0.2)
+    assert f"HTTPConnectionPool(host='127.0.0.1', port={double.secrets_server.port}): Read timed out. " \
+           "(read timeout=0.2)" in str(timed_out.value)
     hang.release()
     for _ in range(500):  # the released request is answered (to nobody) and journaled
         if len(double.journal.entries()) == 3:
