@@ -319,3 +319,45 @@ def test_plugin_transport_option_refuses_other_names(pytester):
     result = pytester.runpytest()
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*schedpki_transport must be one of inprocess, tcp, got 'socket'*"])
+
+
+def test_an_exception_in_a_handler_is_recorded_and_answered_as_over_tcp(fresh, monkeypatch):
+    from pytest_schedpki.secrets import http as secrets_http
+
+    def broken(service, request):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(secrets_http, "handle", broken)
+    answers = []
+    for double in fresh:
+        response = requests.get(f"{double.secrets_url}/v1/sys/health", timeout=5)
+        answers.append((response.status_code, response.headers["Content-Type"], response.content))
+        errors = double.pop_handler_errors()
+        assert [(e.service, e.method, e.path, str(e.exception)) for e in errors] == [
+            ("secrets", "GET", "/v1/sys/health", "boom")]
+    assert answers[1] == answers[0]
+    assert answers[0][0] == 500
+
+
+def test_httpx_answers_faults_and_timeouts_as_over_tcp(fresh):
+    httpx = pytest.importorskip("httpx")
+    answers = []
+    for double in fresh:
+        with httpx.Client(base_url=double.secrets_url, headers=ROOT, timeout=5) as client:
+            replies = [client.post("/v1/sys/mounts/pki", json={"type": "pki"}),
+                       client.post("/v1/pki/roles/web", json=ROLE),
+                       client.post("/v1/pki/roles/gen", content=_chunks(json.dumps(ROLE).encode())),
+                       client.get("/v1/pki/roles/web"),
+                       client.get("/v1/pki/roles/nope")]
+            answers.append([(r.status_code, r.reason_phrase, r.http_version,
+                             {k: v for k, v in r.headers.items() if k != "date"},
+                             re.sub(rb'"request_id":"[0-9a-f-]+"', b"", r.content)) for r in replies])
+            double.faults.add(Fault(service="secrets", path="/v1/sys/health", drop=True, times=1))
+            with pytest.raises(httpx.RemoteProtocolError):
+                client.get("/v1/sys/health")
+            hang = double.faults.add(Fault(service="secrets", path="/v1/sys/health", hang=True, times=1))
+            with pytest.raises(httpx.ReadTimeout):
+                client.get("/v1/sys/health", timeout=0.2)
+            hang.release()
+    assert [a[0] for a in answers[0]] == [204, 200, 200, 200, 404]
+    assert answers[1] == answers[0]
