@@ -179,6 +179,23 @@ def _remote_disconnected() -> http.client.RemoteDisconnected:
     return http.client.RemoteDisconnected("Remote end closed connection without response")
 
 
+def _on_the_wire(items) -> list[tuple[str, str]]:
+    """Header lines as the listener reads them: ``http.client.putheader`` sends bytes as they are and
+    str values as latin-1 (raising ``UnicodeEncodeError`` for others, as it does)."""
+    out = []
+    for name, value in items:
+        if isinstance(name, bytes):
+            name = name.decode("latin-1")
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        else:
+            value = str(value)
+            if not value.isascii():
+                value.encode("latin-1")
+        out.append((name, value))
+    return out
+
+
 def _wire_request(host: str, port: int, default_port: int, method: str, body, headers, chunked: bool
                   ) -> tuple[list[tuple[str, str]], bytes, bool]:
     """The header lines, body bytes and framing urllib3's ``HTTPConnection.request`` (with
@@ -209,7 +226,7 @@ def _wire_request(host: str, port: int, default_port: int, method: str, body, he
         lines.append(("Content-Length", str(sent.content_length)))
     if "user-agent" not in keys:
         lines.append(("User-Agent", _get_default_user_agent()))
-    lines.extend(headers.items())
+    lines.extend(_on_the_wire(headers.items()))
     data = b"" if sent.chunks is None else b"".join(c.encode() if isinstance(c, str) else c for c in sent.chunks)
     return lines, data, chunked
 
@@ -337,7 +354,7 @@ def _urllib_http_open(self, req):
             headers["Transfer-Encoding"] = "chunked"
     elif data is None and req.get_method() in ("POST", "PUT", "PATCH") and "Content-Length" not in headers:
         headers["Content-Length"] = "0"
-    lines.extend(headers.items())
+    lines.extend(_on_the_wire(headers.items()))
     timeout = req.timeout if isinstance(req.timeout, (int, float)) else None  # else socket's default: none
     answer = exchange(server, req.get_method(), req.selector, lines, data or b"", chunked, timeout)
     if answer.timed_out:

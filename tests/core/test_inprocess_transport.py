@@ -75,6 +75,8 @@ def _exchanges(session: requests.Session, double: Double) -> list[requests.Respo
         ("LIST", f"{s}/v1/pki/roles", {"headers": ROOT}),
         ("GET", f"{s}/v1/pki/roles?list=true", {"headers": ROOT}),
         ("GET", f"{s}/v1/pki/roles/web", {"headers": {"X-Vault-Token": "bad"}}),
+        ("GET", f"{s}/v1/pki/roles/web", {"headers": {"X-Vault-Token": b"root"}}),  # bytes values are sent as is
+        ("GET", f"{s}/v1/pki/roles/web", {"headers": {"X-Vault-Token": "r\u00f6ot"}}),  # latin-1 on the wire
         ("GET", f"{s}/v1/pki/roles/web", {}),
         ("POST", f"{s}/v1/pki/roles/web", {"data": b"{not json", "headers": ROOT}),
         ("POST", f"{s}/v1/pki/roles/chunked", {"data": _chunks(json.dumps(ROLE).encode()), "headers": ROOT}),
