@@ -1,6 +1,6 @@
 """Python HTTP clients routed to the in-process transport (:mod:`.inprocess`), as moto's mock does.
 
-While at least one listener is routed (:func:`route`), three hooks are installed process-wide;
+While at least one listener is routed (:func:`route`), these hooks are installed process-wide;
 each hands a request to :func:`.inprocess.exchange` only when its scheme, host and port are those of
 a routed listener, and leaves every other request (a real server in upstream or shadow mode, any
 other service) to the client's own code, untouched:
@@ -16,8 +16,8 @@ other service) to the client's own code, untouched:
 * **requests**, a fast path: ``HTTPAdapter.send`` answers a routed URL itself when urllib3 would add
   nothing (the adapter's default ``Retry(0, read=False)``, no proxy, no client certificate, a plain
   timeout): the same request headers, the same ``urllib3.HTTPResponse`` and the same exceptions as
-  the urllib3 hook, without the pool (a quarter of a simple call's cost). Any other send takes the
-  urllib3 hook.
+  the urllib3 hook, without the pool (measured: hvac's call against a canned answer 368 -> 308 us).
+  Any other send takes the urllib3 hook.
 * **urllib.request** (nomadpy): ``HTTPHandler.http_open``. The answer is parsed by
   ``http.client.HTTPResponse`` itself from the bytes the listener would send, so urllib sees the very
   same response object (and raises ``HTTPError`` for an error status, as over TCP). A drop raises

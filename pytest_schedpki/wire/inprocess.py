@@ -64,28 +64,21 @@ class _DropSensor:
 
 
 class Routes:
-    """Listeners served in-process, by ``(scheme, host, port)`` (host lower-cased); thread-safe.
-    ``on_change(active)`` is called after a change with whether any route remains."""
+    """Listeners served in-process, by ``(scheme, host, port)`` (host lower-cased); thread-safe."""
 
     def __init__(self) -> None:
         self._routes: dict[tuple[str, str, int], ServiceServer] = {}
         self._lock = threading.Lock()
-        self.on_change = None
 
     def add(self, server: ServiceServer) -> None:
-        scheme, _, rest = server.url.partition("://")
+        scheme = server.url.partition("://")[0]
         with self._lock:
             self._routes[(scheme, server.host.lower().strip("[]"), server.port)] = server
-        if self.on_change is not None:
-            self.on_change(True)
 
     def remove(self, server: ServiceServer) -> None:
         with self._lock:
             for key in [k for k, v in self._routes.items() if v is server]:
                 del self._routes[key]
-            active = bool(self._routes)
-        if self.on_change is not None:
-            self.on_change(active)
 
     def get(self, scheme: str, host: str | None, port: int | None) -> ServiceServer | None:
         """The listener at ``scheme://host:port`` (``None``: not routed; also when stopped)."""
