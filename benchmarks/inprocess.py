@@ -78,6 +78,27 @@ def _rate(call, count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+class _CannedAdapter:
+    """A ``requests`` adapter answering every request with a fixed body itself: hvac's and requests'
+    own cost per call, with no transport at all."""
+
+    def __new__(cls, body: bytes):
+        import io
+
+        from requests.adapters import HTTPAdapter
+        from urllib3._collections import HTTPHeaderDict
+        from urllib3.response import HTTPResponse
+
+        class Canned(HTTPAdapter):
+            def send(self, request, **kwargs):
+                raw = HTTPResponse(body=io.BytesIO(body), status=200, reason="OK", preload_content=False,
+                                   headers=HTTPHeaderDict([("Content-Type", "application/json"),
+                                                           ("Content-Length", str(len(body)))]))
+                return self.build_response(request, raw)
+
+        return Canned()
+
+
 class _NullServer:
     """A routed listener whose application answers every request with a fixed role read (no double)."""
 
@@ -160,8 +181,11 @@ def request_rows(rounds: int, scale: float) -> list[Row]:
         role = requests.get(f"{double.secrets_url}/v1/pki/roles/ec", headers={"X-Vault-Token": procs.ROOT}).content
         null = _NullServer(role, procs.free_port())
         null_client = hvac.Client(url=null.url, token=procs.ROOT)
-        samples: dict[str, dict[str, list[float]]] = {key: {"inprocess": [], "tcp": [], "bao": [], "null": []}
-                                                      for key in CALLS}
+        canned_session = requests.Session()
+        canned_session.mount("http://", _CannedAdapter(role))
+        canned_client = hvac.Client(url="http://127.0.0.1:1", token=procs.ROOT, session=canned_session)
+        samples: dict[str, dict[str, list[float]]] = {key: {"inprocess": [], "tcp": [], "bao": [], "null": [],
+                                                            "canned": []} for key in CALLS}
         from pytest_schedpki.wire import clients as hooks
 
         for r in range(rounds):
@@ -182,6 +206,8 @@ def request_rows(rounds: int, scale: float) -> list[Row]:
                         samples[key]["null"].append(_rate(read, count))
                     finally:
                         hooks.unroute(null)
+                    read = lambda n: canned_client.secrets.pki.read_role("ec", mount_point="pki")  # noqa: E731
+                    samples[key]["canned"].append(_rate(read, count))
             log(f"round {r + 1}: " + "; ".join(f"{k} " + " ".join(f"{t} {v[-1]:.0f}" for t, v in s.items() if v)
                                                    for k, s in samples.items()))
     finally:
@@ -196,6 +222,8 @@ def request_rows(rounds: int, scale: float) -> list[Row]:
                     "issue and sign", "req/s", samples["issue"]["null"], samples["issue"]["bao"], target=None))
     rows.append(Row("hvac read role, null application (the client's own cost)", "inprocess transport, canned answer",
                     "req/s", samples["read"]["null"], samples["read"]["bao"], target=None))
+    rows.append(Row("hvac read role, canned requests adapter (no transport)", "hvac and requests alone", "req/s",
+                    samples["read"]["canned"], samples["read"]["bao"], target=None))
     return rows
 
 
