@@ -250,13 +250,31 @@ def _plain_timeout(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0)
 
 
+_SKIPPED_STEPS = ("add_headers", "request_url", "get_connection_with_tls_context", "cert_verify", "proxy_headers")
+_PLAIN: dict[type, bool] = {}
+
+
+def _plain_adapter(cls: type) -> bool:
+    """Whether an adapter class leaves every step the fast path skips as ``HTTPAdapter`` has it (a
+    subclass that adds headers or picks its own pool takes the urllib3 hook instead)."""
+    plain = _PLAIN.get(cls)
+    if plain is None:
+        from requests.adapters import HTTPAdapter
+
+        plain = _PLAIN[cls] = all(getattr(cls, step) is getattr(HTTPAdapter, step) for step in _SKIPPED_STEPS)
+    return plain
+
+
 def _requests_target(adapter, request, timeout, verify, cert, proxies):
     """``(listener, URL parts)`` for a ``requests`` send the fast path may answer: a routed URL, no
     retries to apply (the adapter's default ``Retry(0, read=False)``), no proxy, no client
     certificate, a plain timeout (seconds or a ``(connect, read)`` pair), an HTTPS listener the client
-    trusts; else ``None`` (the adapter runs as usual and the urllib3 hook answers in-process)."""
+    trusts, an adapter that does not change the skipped steps; else ``None`` (the adapter runs as usual
+    and the urllib3 hook answers in-process)."""
     from urllib.parse import urlsplit
 
+    if not _plain_adapter(type(adapter)):
+        return None
     retries = adapter.max_retries
     if retries.total != 0 or retries.status_forcelist or retries.read is not False or cert:
         return None

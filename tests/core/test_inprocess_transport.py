@@ -127,6 +127,13 @@ def _journal(double: Double) -> list[tuple]:
             for e in double.journal.entries()]
 
 
+class _TaggingAdapter(HTTPAdapter):
+    """An adapter that adds a header of its own (the fast path must not skip it)."""
+
+    def add_headers(self, request, **kwargs):
+        request.headers["X-Vault-Token"] = "root"
+
+
 def _session(path: str) -> requests.Session:
     """A session whose routed requests take the ``requests`` fast path (default adapter) or, with
     retries configured, urllib3's pool and the urllib3 hook."""
@@ -134,6 +141,15 @@ def _session(path: str) -> requests.Session:
     if path == "urllib3":
         session.mount("http://", HTTPAdapter(max_retries=1))
     return session
+
+
+def test_an_adapter_that_adds_headers_keeps_them_in_process(fresh):
+    answers = []
+    for double in fresh:
+        with requests.Session() as session:
+            session.mount("http://", _TaggingAdapter())
+            answers.append(session.get(f"{double.secrets_url}/v1/sys/mounts", timeout=5).status_code)
+    assert answers == [200, 200]
 
 
 @pytest.mark.parametrize("path", ["adapter", "urllib3"])
