@@ -69,6 +69,7 @@ class Double:
         self.faults = FaultSet()
         self.scheduler_server: ServiceServer | None = None
         self.secrets_server: ServiceServer | None = None
+        self.in_process = False  # Python clients of this process reach the listeners without a socket
         self._baseline: tuple[Any, Any] | None = None
 
     # -- listeners -----------------------------------------------------------------------------
@@ -109,9 +110,32 @@ class Double:
             raise
         return self
 
+    def route_in_process(self, enabled: bool = True) -> None:
+        """Serve the listeners' URLs in-process to Python clients of this process (``requests``
+        sessions, hvac, python-nomad, ``urllib.request``, httpx), or (``enabled=False``) over TCP
+        again; see :mod:`~pytest_schedpki.wire.clients`. The listeners stay up for other processes.
+        Answers are those of the TCP path (same application, middleware, journal, faults, tokens);
+        HTTPS URLs go in-process only for clients that would trust the listeners' CA. Raises
+        AssertionError when the double is not started."""
+        from .wire import clients
+
+        assert self.scheduler_server is not None and self.secrets_server is not None, "double not started"
+        ca_pem = None
+        if self.tls is not None:
+            with open(self.tls.ca_path, "rb") as fh:
+                ca_pem = fh.read()
+        for server in (self.scheduler_server, self.secrets_server):
+            if enabled:
+                clients.route(server, ca_pem)
+            else:
+                clients.unroute(server)
+        self.in_process = enabled
+
     def stop(self) -> None:
         """Stop both listeners (idempotent). Requests held by a ``hang`` fault get what a stopped
         server gives: their connection dropped, no answer."""
+        if self.in_process:
+            self.route_in_process(False)
         self.faults.abort()
         for server in (self.scheduler_server, self.secrets_server):
             if server is not None:

