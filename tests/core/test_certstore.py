@@ -198,3 +198,25 @@ def test_reset_returns_to_the_baseline_store_crl_and_revoked_listing(double):
         assert (listing(double), listing(double, "pki/certs/revoked/"), crl_serials(double)) == expected
         record = dispatch(double.secrets, "read", f"pki/cert/{kept[1]}", {}, None).data
         assert record["revocation_time"] == 0
+
+
+def test_reset_renews_an_unchanged_mount_and_rebuilds_a_replaced_one(double):
+    serial = write("pki/issue/ec", {"common_name": "kept.example.com"}, double).data["serial_number"]
+    double.save_baseline()
+    expected = listing(double)
+    mount = double.secrets.mount("pki")
+    backend, uuid, listeners = mount.backend, mount.uuid, list(mount.backend.issuer_listeners)
+    write("sys/mounts/pki/tune", {"default_lease_ttl": "1h", "description": "tuned"}, double)
+    backend.external_policy = lambda request: None  # what a test may set on the engine
+    backend.issuer_listeners.append(lambda backend: None)
+    double.reset()
+    assert double.secrets.mount("pki") is mount and mount.backend is backend  # renewed, not rebuilt
+    assert (mount.default_lease_ttl, mount.description) == (0, "")
+    assert not hasattr(backend, "external_policy") and backend.issuer_listeners == listeners
+    assert listing(double) == expected and serial in expected
+
+    dispatch(double.secrets, "delete", "sys/mounts/pki", {}, "root")
+    double.secrets.enable_mount("pki")  # the same path, another mount
+    assert listing(double) == []
+    double.reset()
+    assert double.secrets.mount("pki").uuid == uuid and listing(double) == expected

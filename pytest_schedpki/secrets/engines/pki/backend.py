@@ -44,6 +44,16 @@ UNAUTHENTICATED = (
 )
 
 
+def _attributes_of(attributes: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an engine's attributes but its state, with its lists copied (listeners may be
+    appended to)."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in attributes.items() if k not in ("_built", "state")}
+
+
+def _attributes(engine: PkiBackend) -> dict[str, Any]:
+    return _attributes_of(vars(engine))
+
+
 class PkiBackend:
     """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
 
@@ -62,6 +72,17 @@ class PkiBackend:
         for table in PATH_TABLES:
             paths.extend(table(self))
         self.router = Router(paths, UNAUTHENTICATED)
+        self._built = _attributes(self)
+
+    def renew(self) -> None:
+        """Be the engine as it was built again (state aside, which :meth:`restore` sets): attributes a
+        test set on it since (e.g. an ``external_policy`` callable) are dropped, the listener list is
+        the built one. A reset reuses the engine of an unchanged mount this way instead of building it
+        and its routes again."""
+        built, state = self._built, self.state
+        vars(self).clear()
+        vars(self).update(_attributes_of(built))
+        self._built, self.state = built, state
 
     def now(self) -> datetime.datetime:
         """The double's clock (aware UTC datetime)."""
