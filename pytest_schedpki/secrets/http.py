@@ -25,6 +25,7 @@ from werkzeug.wrappers import Request, Response
 
 from ..golang.mime import MediaTypeError, parse_media_type
 from .acl import check_capability
+from .framework.engine import MountWrite
 from .framework.fields import ConversionError, duration_seconds, parse_go_bool
 from .framework.logical import (
     JSON_HEADERS,
@@ -291,13 +292,15 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             if mount is None or operation not in ("update", "patch", "delete"):
                 result = router.handle(operation, inner, raw, make_request)
             else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
-                saved = mount.backend.snapshot()
+                write = MountWrite(mount.backend)
+                rollback = False
                 try:
                     result = router.handle(operation, inner, raw, make_request)
                 except LogicalError as exc:
-                    if not exc.keep_state:  # a handler may say its writes stand
-                        mount.backend.restore(saved)
+                    rollback = not exc.keep_state  # a handler may say its writes stand
                     raise
+                finally:
+                    write.end(rollback)
         except LogicalError as exc:
             if unauthenticated and mount is not None:  # a login path upstream: errors come back unwrapped
                 exc.errors = [multierror_inner(e) for e in exc.errors]

@@ -70,3 +70,39 @@ def test_list_certs_empty_and_revoked_empty(pair):
 
 def test_list_certs_needs_token(leaf):
     leaf.send("LIST", "/v1/{mount}/certs", token=None).same().expect(403, errors=["permission denied"])
+
+
+@pytest.mark.parametrize("params, pick", [
+    ({"limit": "2"}, lambda keys: keys[:2]),
+    ({"limit": "0"}, lambda keys: keys),
+    ({"limit": "-1"}, lambda keys: keys),
+    ({"limit": "100"}, lambda keys: keys),
+    ({"after": "{second}", "limit": "2"}, lambda keys: keys[2:4]),
+    ({"after": "{second}", "limit": "1"}, lambda keys: keys[2:3]),
+    ({"after": "{last}"}, lambda keys: []),
+    ({"after": "", "limit": "3"}, lambda keys: keys[:3]),
+], ids=["limit", "limit-0", "limit-negative", "limit-beyond", "after-limit", "after-limit-1", "after-last",
+        "after-empty"])
+def test_list_certs_pages_in_storage_order(web, params, pick):
+    """``LIST certs?after=&limit=`` pages the stored serials in storage order (the hyphen form
+    ``after`` is compared with); ``limit`` <= 0 lists all; an empty page is 404 ``{"errors":[]}``."""
+    for n in range(4):
+        web.send("POST", "/v1/{mount}/issue/web", json={"common_name": f"p{n}.example.com"}).same(
+            cert_keys=("certificate",)).expect(200).capture(f"p{n}", lambda j: j["data"]["serial_number"])
+
+    def ordered(side) -> list[str]:
+        return sorted([side.vars["root_serial"], *(side.vars[f"p{n}"] for n in range(4))],
+                      key=lambda k: k.replace(":", "-"))
+
+    for side in web.sides:  # per-side paging points, in the hyphen form clients page with
+        side.vars["second"] = ordered(side)[1].replace(":", "-")
+        side.vars["last"] = ordered(side)[-1].replace(":", "-")
+
+    def path(side) -> str:
+        query = "&".join(f"{k}={v.format(**side.vars)}" for k, v in params.items())
+        return f"/v1/{side.vars['mount']}/certs?{query}"
+
+    expected_status = 200 if pick(list(range(5))) else 404
+    ex = web.send("LIST", path).same().expect(expected_status)
+    ex.check(lambda side, resp: None if (resp.json().get("data") or {}).get("keys", []) == pick(ordered(side))
+             else pytest.fail(f"{params}: {resp.text}"))

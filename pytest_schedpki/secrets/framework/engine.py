@@ -57,5 +57,28 @@ class Engine(Protocol):
     def restore(self, snapshot: Any) -> None: ...
 
 
+class MountWrite:
+    """One write request's transaction on a mount's engine (OpenBao runs a request's storage writes
+    in one transaction): :meth:`end` with ``rollback=True`` leaves no trace of it.
+
+    An engine with ``begin_write()`` / ``end_write(savepoint, rollback)`` (the PKI engine: an undo
+    log, O(changes)) is asked for a savepoint; any other engine is snapshot before the write and
+    restored on rollback (O(its state))."""
+
+    __slots__ = ("engine", "savepoint", "native")
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.native = hasattr(engine, "begin_write")
+        self.savepoint = engine.begin_write() if self.native else engine.snapshot()  # type: ignore[attr-defined]
+
+    def end(self, rollback: bool) -> None:
+        """Commit (``rollback=False``) or undo the write. Call exactly once."""
+        if self.native:
+            self.engine.end_write(self.savepoint, rollback)  # type: ignore[attr-defined]
+        elif rollback:
+            self.engine.restore(self.savepoint)
+
+
 EngineFactory = Callable[[EngineHost, MountInfo], Engine]
 """``factory(host, mount) -> Engine``: how the registry builds an engine for a new mount."""

@@ -21,6 +21,7 @@ from pytest_schedpki.secrets.framework.router import Path, Router
 
 from . import acme_config, certs, cluster_config, fetch
 from .authority import routes as authority_routes
+from .certstore import CertStore
 from .enterprise import routes as enterprise_routes
 from .issuance import routes as issuance_routes
 from .model import PkiState
@@ -43,6 +44,16 @@ UNAUTHENTICATED = (
 )
 
 
+def _attributes_of(attributes: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an engine's attributes but its state, with its lists copied (listeners may be
+    appended to)."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in attributes.items() if k not in ("_built", "state")}
+
+
+def _attributes(engine: PkiBackend) -> dict[str, Any]:
+    return _attributes_of(vars(engine))
+
+
 class PkiBackend:
     """One mount's PKI engine: ``state`` (:class:`PkiState`) and ``router``.
 
@@ -61,6 +72,17 @@ class PkiBackend:
         for table in PATH_TABLES:
             paths.extend(table(self))
         self.router = Router(paths, UNAUTHENTICATED)
+        self._built = _attributes(self)
+
+    def renew(self) -> None:
+        """Be the engine as it was built again (state aside, which :meth:`restore` sets): attributes a
+        test set on it since (e.g. an ``external_policy`` callable) are dropped, the listener list is
+        the built one. A reset reuses the engine of an unchanged mount this way instead of building it
+        and its routes again."""
+        built, state = self._built, self.state
+        vars(self).clear()
+        vars(self).update(_attributes_of(built))
+        self._built, self.state = built, state
 
     def now(self) -> datetime.datetime:
         """The double's clock (aware UTC datetime)."""
@@ -81,7 +103,31 @@ class PkiBackend:
             revoke_certificate(self, record.certificate)
 
     def snapshot(self) -> Any:
+        """An independent copy of the state (O(stored certificates)), for a baseline."""
         return self.state.copy()
 
     def restore(self, snapshot: Any) -> None:
-        self.state = snapshot.copy() if snapshot is not None else PkiState()
+        """Return to ``snapshot`` (``None``: a fresh mount). The snapshot stays unchanged; its
+        certificate store is checked out (:meth:`CertStore.checkout`), O(changes since the last
+        restore of the same snapshot)."""
+        if snapshot is None:
+            self.state = PkiState()
+            return
+        certs = snapshot.certs if isinstance(snapshot.certs, CertStore) else CertStore(snapshot.certs)
+        self.state = snapshot.copy(certs=certs.checkout())
+
+    def begin_write(self) -> Any:
+        """Open a write (OpenBao's storage transaction around a request): returns the savepoint for
+        :meth:`end_write`. The certificate store logs its changes instead of being copied, the small
+        records (issuers, roles, configuration) are copied as before."""
+        state = self.state
+        if not isinstance(state.certs, CertStore):
+            state.certs = CertStore(state.certs)
+        return state.copy(certs=state.certs), state.certs.begin()
+
+    def end_write(self, savepoint: Any, rollback: bool) -> None:
+        """Close the write of ``savepoint``; ``rollback``: leave no trace of it (O(its changes))."""
+        saved, mark = savepoint
+        saved.certs.end(mark, rollback)
+        if rollback:
+            self.state = saved

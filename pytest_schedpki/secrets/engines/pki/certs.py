@@ -7,6 +7,7 @@ Serials are accepted colon- or hyphen-separated in any case and stored lowercase
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import serialization
@@ -15,6 +16,7 @@ from pytest_schedpki.secrets.framework.fields import INT, STRING, Field
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, not_found
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from .certstore import CertStore, hyphen_key
 from .codecs.rfc3339 import format_rfc3339_nano
 from .model import CertRecord, normalize_serial
 
@@ -47,13 +49,14 @@ def cert_data(record: CertRecord) -> dict[str, Any]:
     return data
 
 
-def list_page(serials: list[str], after: str, limit: int) -> list[str]:
-    """Storage ``ListPage`` over colon serials: sorted; ``after`` (not required to exist) is compared
-    as given with the stored hyphen form (``33-37-..``), as upstream does, so a colon ``after`` skips
-    every key with the same first byte; ``limit`` <= 0 means all."""
-    keys = sorted(serials)
+def list_page(serials: Iterable[str], after: str, limit: int) -> list[str]:
+    """Storage ``ListPage`` over colon serials: sorted by their stored hyphen form (``33-37-..``);
+    ``after`` (not required to exist) is compared as given with that form, as upstream does, so a
+    colon ``after`` skips every key with the same first byte; ``limit`` <= 0 means all. Sorts its
+    input: :meth:`CertStore.page` does the same over the maintained index of stored certificates."""
+    keys = sorted(serials, key=hyphen_key)
     if after:
-        keys = [k for k in keys if k.replace(":", "-") > after]
+        keys = [k for k in keys if hyphen_key(k) > after]
     return keys[:limit] if limit > 0 else keys
 
 
@@ -81,9 +84,11 @@ def paths(backend: PkiBackend) -> list[Path]:
 
     def list_certs(req: LogicalRequest) -> LogicalResponse:
         certs = backend.state.certs
-        stored = certs.stored_serials() if hasattr(certs, "stored_serials") else [
-            s for s, r in certs.items() if r.stored]
-        keys = list_page(stored, req.data.get("after"), req.data.get("limit"))
+        after, limit = req.data.get("after"), req.data.get("limit")
+        if isinstance(certs, CertStore):  # the maintained index: no copy or sort of the store
+            keys = certs.page(after, limit)
+        else:
+            keys = list_page([s for s, r in certs.items() if r.stored], after, limit)
         if not keys:
             raise not_found()
         return LogicalResponse(data={"keys": keys})

@@ -13,6 +13,7 @@ from typing import Any
 
 from cryptography import x509
 
+from .certstore import CertStore
 from .codecs.x509 import pem_of
 
 
@@ -113,87 +114,6 @@ def _canonical_pem(certificate: x509.Certificate) -> str:
     return pem_of(certificate)
 
 
-class CertStore(dict):
-    """``PkiState.certs``: CertRecords by serial, a plain dict to its users, that also keeps the set
-    of revoked serials (so building or checking a CRL does not scan every stored certificate) and a
-    ``version`` counting its changes. Every mutating dict method keeps both up to date."""
-
-    __slots__ = ("version", "_revoked", "crl_checked", "_listing")
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.version = 0
-        self.crl_checked: Any = None  # crl.py: the state fingerprint its last CRL check found in order
-        self._listing: tuple[int, tuple[str, ...]] | None = None
-        self._revoked = {k for k, v in self.items() if getattr(v, "revocation_time", None) is not None}
-
-    def _track(self, key: str, value: Any) -> None:
-        self.version += 1
-        if getattr(value, "revocation_time", None) is not None:
-            self._revoked.add(key)
-        else:
-            self._revoked.discard(key)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        super().__setitem__(key, value)
-        self._track(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        super().__delitem__(key)
-        self._track(key, None)
-
-    def pop(self, key: str, *default: Any) -> Any:
-        had = key in self
-        value = super().pop(key, *default)
-        if had:
-            self._track(key, None)
-        return value
-
-    def popitem(self) -> tuple[str, Any]:
-        key, value = super().popitem()
-        self._track(key, None)
-        return key, value
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        if key not in self:
-            self[key] = default
-        return self[key]
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def __ior__(self, other: Any) -> CertStore:
-        self.update(other)
-        return self
-
-    def clear(self) -> None:
-        super().clear()
-        self._revoked.clear()
-        self.version += 1
-
-    def copy(self) -> CertStore:
-        """A new store with the same records (shared: they are immutable) and revoked index."""
-        new = CertStore()
-        dict.update(new, self)
-        new._listing = self._listing if self._listing and self._listing[0] == self.version else None
-        if new._listing is not None:
-            new._listing = (0, new._listing[1])
-        new._revoked = set(self._revoked)
-        return new
-
-    def stored_serials(self) -> tuple[str, ...]:
-        """The serials of the records with ``stored`` set, sorted (kept until the next change)."""
-        listing = self._listing
-        if listing is None or listing[0] != self.version:
-            listing = self._listing = (self.version, tuple(sorted(k for k, r in self.items() if r.stored)))
-        return listing[1]
-
-    def revoked_serials(self) -> set[str]:
-        """The serials whose record has a ``revocation_time`` (a copy)."""
-        return set(self._revoked)
-
-
 def _issuer_copy(issuer: Issuer) -> Issuer:
     """``replace(issuer, ca_chain=list(issuer.ca_chain))`` at a fraction of its cost (snapshots copy
     every issuer on every write)."""
@@ -238,8 +158,13 @@ class PkiState:
     crls: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def copy(self) -> PkiState:
-        """A snapshot: new containers, shared immutable records (issuers are copied one level)."""
+    def copy(self, certs: CertStore | None = None) -> PkiState:
+        """A snapshot: new containers, shared immutable records (issuers are copied one level).
+
+        ``certs``: the store the copy holds instead of a copy of this one's (O(stored)): the live store
+        itself for a write's savepoint (its undo log covers it), or a baseline's checkout."""
+        if certs is None:
+            certs = self.certs.copy() if isinstance(self.certs, CertStore) else CertStore(self.certs)
         return PkiState(
             keys=dict(self.keys),
             issuers={k: _issuer_copy(v) for k, v in self.issuers.items()},
@@ -247,7 +172,7 @@ class PkiState:
             default_follows_latest_issuer=self.default_follows_latest_issuer,
             default_key_id=self.default_key_id,
             roles=dict(self.roles),
-            certs=self.certs.copy() if isinstance(self.certs, CertStore) else CertStore(self.certs),
+            certs=certs,
             config_urls={k: (list(v) if isinstance(v, list) else v) for k, v in self.config_urls.items()},
             config_crl=dict(self.config_crl),
             crl_numbers=dict(self.crl_numbers),

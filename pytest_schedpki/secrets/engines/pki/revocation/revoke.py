@@ -214,8 +214,10 @@ def _revoke(backend: PkiBackend, req: LogicalRequest, with_key: bool) -> Logical
 def _list_revoked(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     """``LIST certs/revoked`` (also ``GET ?list=true``): colon-hex serials of revoked certificates,
     sorted; ``after``/``limit`` as ``LIST certs``; none -> 404 ``{"errors":[]}``."""
-    keys = list_page([s for s, r in backend.state.certs.items() if r.revocation_time is not None],
-                     req.data.get("after"), req.data.get("limit"))
+    certs = backend.state.certs
+    index = getattr(certs, "revoked_serials", None)  # CertStore: no scan of every certificate
+    revoked = index() if index is not None else [s for s, r in certs.items() if r.revocation_time is not None]
+    keys = list_page(revoked, req.data.get("after"), req.data.get("limit"))
     if not keys:
         raise not_found()
     return LogicalResponse(data={"keys": keys})

@@ -183,7 +183,8 @@ def run_tidy(backend: PkiBackend, config: TidyConfig) -> dict[str, Any]:
     revoked_buffer = config.revoked_buffer
     rebuild = False
     if config.cert_store:
-        for serial in _hyphen_order([s for s, r in state.certs.items() if r.stored]):
+        stored = getattr(state.certs, "stored_serials", None)  # CertStore: kept in storage order
+        for serial in stored() if stored else _hyphen_order([s for s, r in state.certs.items() if r.stored]):
             record = state.certs[serial]
             if record.revocation_time is None:
                 if _expired_for(now, record.certificate.not_valid_after_utc, config.safety_buffer):
