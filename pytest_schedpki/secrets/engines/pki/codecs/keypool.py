@@ -3,9 +3,13 @@ deterministic keys.
 
 RSA key generation costs tens of milliseconds (prime search; the real server pays the same), so
 :class:`KeyPool` keeps ``size`` RSA keys of each size in :data:`POOLED_BITS` ready, made by one
-background daemon thread (at a lower scheduling priority where the OS allows it). The thread starts on
-the first RSA draw, so a session that never uses RSA pays nothing. A draw takes a ready key, or makes
-one at once when none is ready; a drawn key is never handed out again. Other RSA sizes are made on
+background daemon thread (at a lower scheduling priority where the OS allows it, once it has made its
+first two keys: those are wanted soon). The thread starts on the first RSA draw, so a session that never
+uses RSA pays nothing, or earlier on :meth:`KeyPool.warm` (``schedpki serve`` calls it at start-up, so
+the first RSA root or issuance finds a key ready). A draw takes a ready key, or makes
+one at once when none is ready (random keys: in a helper thread, and the draw takes whichever key comes
+first, the helper's or the background thread's; the other one stays in the pool); a drawn key is never
+handed out again. Other RSA sizes are made on
 demand.
 
 With a ``seed`` (deterministic keys, see :mod:`.detkeys`) the ``n``-th draw of each key type and size
@@ -36,6 +40,7 @@ ENV_SIZE = "SCHEDPKI_RSA_KEY_POOL"
 ENV_SEED = "SCHEDPKI_DETERMINISTIC_KEYS"
 PUBLIC_EXPONENT = 65537
 _FILLER_NICENESS = 10
+_KEYS_AT_NORMAL_PRIORITY = 2  # a fresh set-up draws two at once: an RSA root, then a first RSA issuance
 
 
 class KeyPool:
@@ -55,6 +60,7 @@ class KeyPool:
         self._numbered: dict[int, dict[int, Any]] = {}  # deterministic keys by bits, then key number
         self._draws: collections.Counter = collections.Counter()  # next key number per (kind, size)
         self._busy: set[tuple[int, int]] = set()  # deterministic (bits, number) being prepared
+        self._waiting: collections.Counter = collections.Counter()  # draws waiting for a key, by bits
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -69,13 +75,53 @@ class KeyPool:
                 self._start_locked(bits)
                 if self.seed is None:
                     ready = self._ready[bits]
-                    key = ready.popleft() if ready else None
+                    key = ready.popleft() if ready else self._race_locked(bits)
                 else:
                     key = self._numbered[bits].pop(number, None)
                 self._cond.notify_all()
         if key is not None:
             return key
         return self._make_rsa(bits, number)
+
+    def _race_locked(self, bits: int) -> rsa.RSAPrivateKey | None:
+        """No key ready: make one in a helper thread and take whichever key arrives first, the
+        helper's or the background thread's (the other one stays in the pool, up to its size).
+        Called and returns with the lock held; ``None`` when the helper failed."""
+        outcome: list[Any] = []  # the helper's key when the pool was closed meanwhile, or its failure
+
+        def helper() -> None:
+            try:
+                key = self._make_rsa(bits, -1)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting draw
+                with self._cond:
+                    outcome.append(exc)
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                if self._closed:
+                    outcome.append(key)
+                else:
+                    self._keep_locked(bits, key)
+                self._cond.notify_all()
+
+        threading.Thread(target=helper, name="schedpki-keypool-draw", daemon=True).start()
+        ready = self._ready.setdefault(bits, collections.deque())
+        self._waiting[bits] += 1
+        try:
+            while not ready and not outcome:
+                self._cond.wait()
+                ready = self._ready.get(bits) or ready
+        finally:
+            self._waiting[bits] -= 1
+        if ready:
+            return ready.popleft()
+        return outcome[0] if isinstance(outcome[0], rsa.RSAPrivateKey) else None
+
+    def _keep_locked(self, bits: int, key: rsa.RSAPrivateKey) -> None:
+        """Put a made key in the pool while it has room or a draw waits for one."""
+        ready = self._ready.setdefault(bits, collections.deque())
+        if len(ready) < self.size or self._waiting[bits] > len(ready):
+            ready.append(key)
 
     def ec(self, curve: ec.EllipticCurve) -> ec.EllipticCurvePrivateKey:
         """A fresh EC private key on ``curve`` (cheap: never pooled)."""
@@ -92,6 +138,19 @@ class KeyPool:
         with self._cond:
             number = self._draw(("ed25519", 0))
         return detkeys.derive_ed25519(self.seed, number)
+
+    def warm(self) -> None:
+        """Start filling the pool of every pooled size now, before any draw (no-op for size 0 or
+        after :meth:`close`). OpenSSL's prime search runs without the GIL, so on a machine with
+        more than one core the keys are made beside the caller's work."""
+        if self.size <= 0:
+            return
+        with self._cond:
+            if self._closed:
+                return
+            for bits in POOLED_BITS:
+                self._start_locked(bits)
+            self._cond.notify_all()
 
     def status(self) -> dict[str, Any]:
         """``{"deterministic": bool, "pools": [{"key_type": "rsa", "bits": 2048, "size": n, "ready": k}]}``
@@ -145,10 +204,7 @@ class KeyPool:
         return None
 
     def _fill(self) -> None:
-        try:  # Linux applies niceness per thread: let request threads go first
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FILLER_NICENESS)
-        except (AttributeError, OSError):
-            pass
+        made = 0
         while True:
             with self._cond:
                 job = self._next_job_locked()
@@ -168,10 +224,16 @@ class KeyPool:
                 if self._closed:
                     return
                 if self.seed is None:
-                    self._ready[bits].append(key)
+                    self._keep_locked(bits, key)
                 elif number >= self._draws[("rsa", bits)]:  # not drawn (and made by the caller) meanwhile
                     self._numbered[bits][number] = key
                 self._cond.notify_all()
+            made += 1
+            if made == _KEYS_AT_NORMAL_PRIORITY:  # the first keys are wanted soon; the rest go behind requests
+                try:  # Linux applies niceness per thread
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FILLER_NICENESS)
+                except (AttributeError, OSError):
+                    pass
 
 
 _lock = threading.Lock()
