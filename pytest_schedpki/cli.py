@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 # A standalone user starts the server, waits for sys/health, then mounts pki, generates an RSA root
 # and issues. Two costs would otherwise land on those first requests: importing the PKI engine (its
 # modules and cryptography's X.509 layer, tens of milliseconds) and making RSA-2048 keys (tens of
-# milliseconds each, up to 100 ms on a busy machine). serve() sets the key pool going first (OpenSSL's
-# prime search mostly runs without the GIL, so keys are made on another core while the interpreter
-# imports the double: werkzeug, both services, ~100 ms), and once the listeners answer it imports the
+# milliseconds each, up to 100 ms on a busy machine). serve() sets the key pool going first, on idle
+# CPU time only (OpenSSL's prime search mostly runs without the GIL, so keys are made on a free core
+# while the interpreter imports the double: werkzeug, both services, ~100 ms; on a busy machine a
+# key pool at normal priority made those imports up to twice as slow), and once the listeners answer
+# it lets the pool run at normal priority and imports the
 # PKI engine in a daemon thread while the client reads the health answer and prepares its first
 # request (a request needing a module still being imported waits for that import, Python's
 # per-module lock; nothing is imported twice). Nothing here changes what any request answers; the
@@ -50,7 +52,7 @@ def warm_key_pool(size: int | None = None, seed: str | None = None) -> None:
     from .secrets.engines.pki.codecs import keypool
 
     pool = keypool.configure(size=size, seed=seed) if size is not None or seed is not None else keypool.current()
-    pool.warm()
+    pool.warm(idle=True)  # on idle CPU only, until serve() listens (KeyPool.hurry)
 
 
 def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Thread:
@@ -209,6 +211,9 @@ def serve(args: argparse.Namespace) -> int:
             material.cleanup()
         return 1
     preload_engines()  # the PKI engine's code, before the first mount asks for it
+    from .secrets.engines.pki.codecs import keypool
+
+    keypool.current().hurry()  # started: the key pool may now compete for CPU
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

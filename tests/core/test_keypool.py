@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -58,6 +59,20 @@ def test_warm_fills_the_pool_before_any_draw(restore_pool):
     _wait_ready(pool, 2)
     assert pool.status() == {"deterministic": False,
                              "pools": [{"key_type": "rsa", "bits": 2048, "size": 2, "ready": 2}]}
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux-only")
+def test_idle_warm_runs_on_spare_cpu_until_hurried(restore_pool):
+    pool = keypool.configure(size=1, seed="")
+    pool.warm(idle=True)
+    deadline = time.monotonic() + 30
+    while pool._filler_tid is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    tid = pool._filler_tid
+    assert os.sched_getscheduler(tid) == os.SCHED_IDLE
+    pool.hurry()
+    assert os.sched_getscheduler(tid) == os.SCHED_OTHER
+    assert pool.rsa(2048).key_size == 2048
 
 
 def test_warm_without_a_pool_starts_nothing(restore_pool):

@@ -63,6 +63,8 @@ class KeyPool:
         self._waiting: collections.Counter = collections.Counter()  # draws waiting for a key, by bits
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._idle = False  # the background thread runs under SCHED_IDLE (see warm)
+        self._filler_tid: int | None = None
 
     # -- drawing --------------------------------------------------------------------------------
     def rsa(self, bits: int) -> rsa.RSAPrivateKey:
@@ -139,18 +141,30 @@ class KeyPool:
             number = self._draw(("ed25519", 0))
         return detkeys.derive_ed25519(self.seed, number)
 
-    def warm(self) -> None:
+    def warm(self, idle: bool = False) -> None:
         """Start filling the pool of every pooled size now, before any draw (no-op for size 0 or
-        after :meth:`close`). OpenSSL's prime search runs without the GIL, so on a machine with
-        more than one core the keys are made beside the caller's work."""
+        after :meth:`close`). With ``idle`` (Linux), the background thread runs only on CPU time
+        nothing else in the machine wants (``SCHED_IDLE``) until :meth:`hurry`: ``schedpki serve``
+        warms the pool this way while it imports and binds, so the keys never slow its start-up and
+        are ready early wherever a core is free."""
         if self.size <= 0:
             return
         with self._cond:
             if self._closed:
                 return
+            self._idle = idle and self._thread is None and hasattr(os, "SCHED_IDLE")
             for bits in POOLED_BITS:
                 self._start_locked(bits)
             self._cond.notify_all()
+
+    def hurry(self) -> None:
+        """End the ``idle`` phase of :meth:`warm`: the background thread goes back to the normal
+        policy (its priority rules of the module doc apply again). Best effort: without the right
+        to leave ``SCHED_IDLE`` the thread stays there and draws make keys on demand as before."""
+        with self._cond:
+            was_idle, self._idle = self._idle, False
+            if was_idle and self._filler_tid is not None:
+                _set_idle(self._filler_tid, False)
 
     def status(self) -> dict[str, Any]:
         """``{"deterministic": bool, "pools": [{"key_type": "rsa", "bits": 2048, "size": n, "ready": k}]}``
@@ -205,6 +219,10 @@ class KeyPool:
 
     def _fill(self) -> None:
         made = 0
+        with self._cond:
+            self._filler_tid = threading.get_native_id()
+            if self._idle:
+                _set_idle(self._filler_tid, True)
         while True:
             with self._cond:
                 job = self._next_job_locked()
@@ -234,6 +252,14 @@ class KeyPool:
                     os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FILLER_NICENESS)
                 except (AttributeError, OSError):
                     pass
+
+
+def _set_idle(tid: int, idle: bool) -> None:
+    """Put thread ``tid`` under ``SCHED_IDLE`` or back under the normal policy (Linux; best effort)."""
+    try:
+        os.sched_setscheduler(tid, os.SCHED_IDLE if idle else os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
 
 
 _lock = threading.Lock()
