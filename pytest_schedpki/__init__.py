@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     """``Double`` and ``IssuedCertificate`` are imported on first use: ``Double`` brings werkzeug,
     both services and cryptography's X.509 layer (~100 ms), which ``schedpki serve`` imports only
-    after it has set its RSA key pool going (see :mod:`.warmup`); ``IssuedCertificate``'s module loads
+    after it has set its RSA key pool going (see :mod:`.cli`); ``IssuedCertificate``'s module loads
     ``cryptography``."""
     if name == "Double":
         from .double import Double

@@ -6,11 +6,10 @@ RSA key generation costs tens of milliseconds (prime search; the real server pay
 background daemon thread (at a lower scheduling priority where the OS allows it, once it has made its
 first two keys: those are wanted soon). The thread starts on the first RSA draw, so a session that never
 uses RSA pays nothing, or earlier on :meth:`KeyPool.warm` (``schedpki serve`` calls it at start-up, so
-the first RSA root or issuance finds a key ready). A draw takes a ready key, or makes
-one at once when none is ready (random keys: in a helper thread, and the draw takes whichever key comes
-first, the helper's or the background thread's; the other one stays in the pool); a drawn key is never
-handed out again. Other RSA sizes are made on
-demand.
+the first RSA root or issuance finds a key ready). A draw takes a ready key, or makes one at once when
+none is ready (random keys: in a helper thread, and the draw takes whichever key comes first, the
+helper's or the background thread's; the other one stays in the pool while it has room); a drawn key is
+never handed out again. Other RSA sizes are made on demand.
 
 With a ``seed`` (deterministic keys, see :mod:`.detkeys`) the ``n``-th draw of each key type and size
 in the process is key number ``n`` of that seed, so a replayed run gets the same keys; the pool then
@@ -168,7 +167,7 @@ class KeyPool:
 
     def status(self) -> dict[str, Any]:
         """``{"deterministic": bool, "pools": [{"key_type": "rsa", "bits": 2048, "size": n, "ready": k}]}``
-        (a size appears once its pool was started by a first draw)."""
+        (a size appears once its pool was started by a first draw or by :meth:`warm`)."""
         with self._cond:
             pools = []
             for bits in sorted(set(self._ready) | set(self._numbered)):
