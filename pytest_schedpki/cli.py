@@ -56,15 +56,20 @@ def warm_key_pool(size: int | None = None, seed: str | None = None) -> None:
 
 
 def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Thread:
-    """Import the code of the engine ``types`` in a daemon thread (started, returned)."""
+    """In a daemon thread (started, returned): bind cryptography's datetime class
+    (:func:`~pytest_schedpki.clock.warm_up_datetime_types`, which ``serve`` asks ``Double`` to skip so
+    that the health answer does not wait for the X.509 import), then import the code of the engine
+    ``types``."""
     wanted = tuple(types)
 
     def run() -> None:
         previous = sys.getswitchinterval()
         sys.setswitchinterval(PRELOAD_SWITCH_INTERVAL)
         try:
+            from .clock import warm_up_datetime_types
             from .secrets.engines.registry import load_engine_code
 
+            warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
             for type_ in wanted:
                 try:
                     load_engine_code(type_)
@@ -179,7 +184,7 @@ def serve(args: argparse.Namespace) -> int:
 
         double = Double(management_token=args.management_token, root_token=args.root_token,
                         journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes,
-                        control_token=args.control_token)
+                        control_token=args.control_token, warm_up=False)  # done by preload_engines
     except ValueError as exc:
         print(f"schedpki: {exc}", file=sys.stderr)
         return 2

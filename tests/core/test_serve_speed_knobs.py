@@ -83,12 +83,15 @@ def test_the_cli_module_leaves_the_double_for_serve_to_import():
     assert out.stdout.strip() == "[]"
 
 
-def test_preload_imports_the_pki_engine_and_skips_unknown_types():
-    code = ("import sys, pytest_schedpki.cli as cli; "
+def test_preload_binds_the_datetime_class_imports_the_pki_engine_and_skips_unknown_types():
+    code = ("import sys, pytest_schedpki.cli as cli, pytest_schedpki.clock as clock; "
+            "from pytest_schedpki.double import Double; Double(warm_up=False); "
+            "print('cryptography.x509' in sys.modules, clock._warmed_up); "
             "cli.preload_engines(('no-such-engine', 'pki')).join(); "
-            "print('pytest_schedpki.secrets.engines.pki.backend' in sys.modules, sys.getswitchinterval())")
+            "print('pytest_schedpki.secrets.engines.pki.backend' in sys.modules, clock._warmed_up, "
+            "sys.getswitchinterval())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.split() == ["True", "0.005"]  # the switch interval is put back
+    assert out.stdout.split() == ["False", "False", "True", "True", "0.005"]  # the switch interval is put back
 
 
 def test_a_fresh_serve_sets_up_pki_and_issues_rsa_at_once():
