@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 # pytest plugin does not do it (a session that never mounts PKI or draws an RSA key pays for neither).
 
 PRELOADED_ENGINES = ("pki",)
-# seconds: while the preload runs, a request thread waiting for the GIL gets it after this long
-# (default 5 ms), so the first answers (sys/health) are not held up behind the imports
-PRELOAD_SWITCH_INTERVAL = 0.0005
 
 
 def warm_key_pool(size: int | None = None, seed: str | None = None) -> None:
@@ -63,20 +60,15 @@ def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Threa
     wanted = tuple(types)
 
     def run() -> None:
-        previous = sys.getswitchinterval()
-        sys.setswitchinterval(PRELOAD_SWITCH_INTERVAL)
-        try:
-            from .clock import warm_up_datetime_types
-            from .secrets.engines.registry import load_engine_code
+        from .clock import warm_up_datetime_types
+        from .secrets.engines.registry import load_engine_code
 
-            warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
-            for type_ in wanted:
-                try:
-                    load_engine_code(type_)
-                except Exception:  # noqa: BLE001 - the first mount imports again and reports the error itself
-                    pass
-        finally:
-            sys.setswitchinterval(previous)
+        warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
+        for type_ in wanted:
+            try:
+                load_engine_code(type_)
+            except Exception:  # noqa: BLE001 - the first mount imports again and reports the error itself
+                pass
 
     thread = threading.Thread(target=run, name="schedpki-preload", daemon=True)
     thread.start()
