@@ -246,10 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rsa-key-pool", type=int, default=256,
                         help="the double's RSA key pool size (schedpki serve --rsa-key-pool; default 256, above a round)")
     parser.add_argument("--quick", action="store_true", help="2 rounds, a quarter of the requests, 1000 certificates")
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    parser.add_argument("--double-cpu", type=int, default=cpus[-1] if len(cpus) > 1 else -1,
-                        help="schedpki serve --cpu for the throughput and memory rows (default: the last CPU; "
-                             "-1: not pinned)")
+    parser.add_argument("--double-cpu", type=int, default=-1,
+                        help="schedpki serve --cpu for the throughput and memory rows (default -1: not pinned, as "
+                             "schedpki serve runs unless told; a CPU number gives the pinned figures, for information)")
     parser.add_argument("--nice", type=int, default=0,
                         help="scheduling priority for this run and both servers (negative needs root; it shields "
                              "both servers alike from other jobs on a shared machine)")

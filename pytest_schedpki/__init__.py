@@ -16,7 +16,6 @@ docstring says what it may import.
 """
 
 from .clock import FollowClock, ManualClock, RealClock
-from .double import Double
 from .errors import SeedError
 from .faults import Fault
 from .journal import JournalEntry
@@ -26,8 +25,14 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    """``IssuedCertificate`` is imported on first use (its module loads ``cryptography``, ~20 ms that
-    ``schedpki serve --no-seed`` does not need)."""
+    """``Double`` and ``IssuedCertificate`` are imported on first use: ``Double`` brings werkzeug,
+    both services and cryptography's X.509 layer (~100 ms), which ``schedpki serve`` imports only
+    after it has set its RSA key pool going (see :mod:`.cli`); ``IssuedCertificate``'s module loads
+    ``cryptography``."""
+    if name == "Double":
+        from .double import Double
+
+        return Double
     if name == "IssuedCertificate":
         from .testing import IssuedCertificate
 

@@ -15,11 +15,71 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from .double import Double
 from .errors import SeedError
-from .seed import default_seed_path
 from .wire.connections import ListenerLimits
+
+if TYPE_CHECKING:
+    from .double import Double
+
+# -- start-up ----------------------------------------------------------------------------------
+# A standalone user starts the server, waits for sys/health, then mounts pki, generates an RSA root
+# and issues. Two costs would otherwise land on those first requests: importing the PKI engine (its
+# modules and cryptography's X.509 layer, tens of milliseconds) and making RSA-2048 keys (tens of
+# milliseconds each, up to 100 ms on a busy machine). serve() sets the key pool going first, on idle
+# CPU time only (OpenSSL's prime search mostly runs without the GIL, so keys are made on a free core
+# while the interpreter imports the double: werkzeug, both services, ~100 ms; on a busy machine a
+# key pool at normal priority made those imports up to twice as slow), and once the listeners answer
+# it lets the pool run at normal priority and imports the
+# PKI engine in a daemon thread while the client reads the health answer and prepares its first
+# request (a request needing a module still being imported waits for that import, Python's
+# per-module lock; nothing is imported twice). Nothing here changes what any request answers; the
+# pytest plugin does not do it (a session that never mounts PKI or draws an RSA key pays for neither).
+
+PRELOADED_ENGINES = ("pki",)
+
+
+def warm_key_pool(size: int | None = None, seed: str | None = None) -> None:
+    """Configure the process's RSA key pool (``size`` keys, deterministic keys from ``seed``; ``None``
+    keeps the current setting, see ``keypool.configure``) and start filling it now (see
+    ``KeyPool.warm``; no-op for a pool of 0). Raises ValueError for a negative size. Imports only
+    ``cryptography``'s key modules (~10 ms), nothing of werkzeug or the services."""
+    from .secrets.engines.pki.codecs import keypool
+
+    pool = keypool.configure(size=size, seed=seed) if size is not None or seed is not None else keypool.current()
+    pool.warm(idle=True)  # on idle CPU only, until serve() listens (KeyPool.hurry)
+
+
+def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Thread:
+    """In a daemon thread (started, returned): bind cryptography's datetime class
+    (:func:`~pytest_schedpki.clock.warm_up_datetime_types`, which ``serve`` asks ``Double`` to skip so
+    that the health answer does not wait for the X.509 import), then import the code of the engine
+    ``types``."""
+    wanted = tuple(types)
+
+    def run() -> None:
+        from .clock import warm_up_datetime_types
+        from .secrets.engines.registry import load_engine_code
+
+        warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
+        for type_ in wanted:
+            try:
+                load_engine_code(type_)
+            except Exception:  # noqa: BLE001 - the first mount imports again and reports the error itself
+                pass
+
+    thread = threading.Thread(target=run, name="schedpki-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def default_seed_path() -> str:
+    """Path of the packaged ``default_seed.yaml`` (see :func:`pytest_schedpki.seed.default_seed_path`)."""
+    from .seed import default_seed_path as packaged
+
+    return packaged()
 
 
 def package_version() -> str:
@@ -110,10 +170,13 @@ def serve(args: argparse.Namespace) -> int:
             return 2
     try:
         limits = ListenerLimits(args.header_timeout, args.idle_timeout, args.read_timeout, args.max_connections)
+        # the pool first: its keys are made on another core while the interpreter imports the double
+        warm_key_pool(args.rsa_key_pool, args.deterministic_keys)
+        from .double import Double
+
         double = Double(management_token=args.management_token, root_token=args.root_token,
-                        rsa_key_pool=args.rsa_key_pool, deterministic_keys=args.deterministic_keys,
                         journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes,
-                        control_token=args.control_token)
+                        control_token=args.control_token, warm_up=False)  # done by preload_engines
     except ValueError as exc:
         print(f"schedpki: {exc}", file=sys.stderr)
         return 2
@@ -144,6 +207,10 @@ def serve(args: argparse.Namespace) -> int:
         if material:
             material.cleanup()
         return 1
+    preload_engines()  # the PKI engine's code, before the first mount asks for it
+    from .secrets.engines.pki.codecs import keypool
+
+    keypool.current().hurry()  # started: the key pool may now compete for CPU
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -44,6 +44,11 @@ class Double:
     header, by every request to the control endpoints ``/_schedpki/...`` (see
     :mod:`~pytest_schedpki.wire.control_guard`; cross-site requests are refused either way).
 
+    ``warm_up=False`` skips :func:`~pytest_schedpki.clock.warm_up_datetime_types` (and the ~20 ms import
+    of cryptography's X.509 layer it brings) for a caller that does it itself before any certificate
+    work under freezegun can happen (``schedpki serve``, which never runs freezegun, does it right after
+    its listeners answer).
+
     Backends are reachable directly for seeding and inspection: :attr:`scheduler`
     (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and :attr:`secrets`
     (:class:`~pytest_schedpki.secrets.service.SecretsService`).
@@ -52,12 +57,13 @@ class Double:
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
                  rsa_key_pool: int | None = None, deterministic_keys: str | None = None,
                  journal_max_entries: int | None = None, journal_max_bytes: int | None = None,
-                 control_token: str | None = None):
+                 control_token: str | None = None, warm_up: bool = True):
         if rsa_key_pool is not None or deterministic_keys is not None:
             from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
             keypool.configure(size=rsa_key_pool, seed=deterministic_keys)
-        warm_up_datetime_types()  # a freeze_time around the first certificate must not break later ones
+        if warm_up:
+            warm_up_datetime_types()  # a freeze_time around the first certificate must not break later ones
         self.clock = SwitchableClock(clock)
         self.management_token = management_token
         self.root_token = root_token

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import pytest
@@ -49,6 +51,77 @@ def test_pool_starts_on_first_rsa_draw_and_refills_in_the_background(restore_poo
     _wait_ready(pool, 2)
     assert pool.status() == {"deterministic": False,
                              "pools": [{"key_type": "rsa", "bits": 2048, "size": 2, "ready": 2}]}
+
+
+def test_warm_fills_the_pool_before_any_draw(restore_pool):
+    pool = keypool.configure(size=2, seed="")
+    pool.warm()
+    _wait_ready(pool, 2)
+    assert pool.status() == {"deterministic": False,
+                             "pools": [{"key_type": "rsa", "bits": 2048, "size": 2, "ready": 2}]}
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux-only")
+def test_idle_warm_runs_on_spare_cpu_until_hurried(restore_pool):
+    pool = keypool.configure(size=1, seed="")
+    pool.warm(idle=True)
+    deadline = time.monotonic() + 30
+    while pool._filler_tid is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    tid = pool._filler_tid
+    assert os.sched_getscheduler(tid) == os.SCHED_IDLE
+    pool.hurry()
+    assert os.sched_getscheduler(tid) == os.SCHED_OTHER
+    assert pool.rsa(2048).key_size == 2048
+
+
+def test_warm_without_a_pool_starts_nothing(restore_pool):
+    pool = keypool.configure(size=0, seed="")
+    pool.warm()
+    assert pool._thread is None and pool.status() == {"deterministic": False, "pools": []}
+
+
+def _join_draw_helpers() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "schedpki-keypool-draw":
+            thread.join(timeout=60)
+
+
+def test_draws_on_an_empty_pool_take_the_first_key_made_and_the_pool_keeps_its_size(restore_pool):
+    pool = keypool.configure(size=1, seed="")
+    keys: list = []
+    drawers = [threading.Thread(target=lambda: keys.append(pool.rsa(2048))) for _ in range(5)]
+    for drawer in drawers:
+        drawer.start()
+    for drawer in drawers:
+        drawer.join(timeout=60)
+    assert len(keys) == 5 and {k.key_size for k in keys} == {2048}
+    assert len({_der(k) for k in keys}) == 5  # never one key twice
+    _join_draw_helpers()
+    _wait_ready(pool, 1)
+    assert pool.status()["pools"] == [{"key_type": "rsa", "bits": 2048, "size": 1, "ready": 1}]  # no surplus kept
+
+
+def test_a_draw_waiting_when_the_pool_closes_gets_its_helpers_key(restore_pool, monkeypatch):
+    made = keypool.KeyPool(size=0).rsa(2048)
+    release = threading.Event()
+
+    def slow_make(self, bits, number):
+        release.wait(60)
+        return made
+
+    monkeypatch.setattr(keypool.KeyPool, "_make_rsa", slow_make)
+    pool = keypool.KeyPool(size=1)
+    got: list = []
+    drawer = threading.Thread(target=lambda: got.append(pool.rsa(2048)))
+    drawer.start()
+    deadline = time.monotonic() + 30
+    while pool._waiting[2048] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pool.close()
+    release.set()
+    drawer.join(timeout=60)
+    assert got == [made]
 
 
 def test_pool_size_zero_makes_keys_on_demand_without_a_thread(restore_pool):

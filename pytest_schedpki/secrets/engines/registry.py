@@ -7,6 +7,7 @@ A new engine is one sub-package of ``secrets/engines/`` plus one line in :data:`
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from pytest_schedpki.secrets.framework.engine import Engine, EngineFactory, EngineHost, MountInfo
@@ -38,6 +39,18 @@ MOUNT_NORMALISERS: dict[str, Callable[[str, dict | None], tuple[str, dict]]] = {
     "kv": _kv_mount, "kv-v2": _kv_mount, "generic": _kv_mount}
 """``normalise(type, options) -> (type, options)``: how an engine type stores a new mount (``kv-v2``
 is stored as ``kv`` with ``options.version "2"``); raises LogicalError for options it refuses."""
+
+
+_CODE = {"pki": ".pki.backend", "kv": ".kv.backend"}  # the module a first mount of the type imports
+
+
+def load_engine_code(type: str) -> None:
+    """Import the code of engine ``type`` without mounting anything, so that the first
+    ``sys/mounts/:path`` of that type does not pay for the import (the PKI engine and cryptography's
+    X.509 layer take tens of milliseconds). Unknown or registered-at-run-time types: no-op."""
+    module = _CODE.get(type)
+    if module is not None:
+        importlib.import_module(module, __package__)
 
 
 def register_engine(type: str, factory: EngineFactory) -> None:

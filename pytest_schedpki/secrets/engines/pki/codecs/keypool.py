@@ -3,10 +3,13 @@ deterministic keys.
 
 RSA key generation costs tens of milliseconds (prime search; the real server pays the same), so
 :class:`KeyPool` keeps ``size`` RSA keys of each size in :data:`POOLED_BITS` ready, made by one
-background daemon thread (at a lower scheduling priority where the OS allows it). The thread starts on
-the first RSA draw, so a session that never uses RSA pays nothing. A draw takes a ready key, or makes
-one at once when none is ready; a drawn key is never handed out again. Other RSA sizes are made on
-demand.
+background daemon thread (at a lower scheduling priority where the OS allows it, once it has made its
+first two keys: those are wanted soon). The thread starts on the first RSA draw, so a session that never
+uses RSA pays nothing, or earlier on :meth:`KeyPool.warm` (``schedpki serve`` calls it at start-up, so
+the first RSA root or issuance finds a key ready). A draw takes a ready key, or makes one at once when
+none is ready (random keys: in a helper thread, and the draw takes whichever key comes first, the
+helper's or the background thread's; the other one stays in the pool while it has room); a drawn key is
+never handed out again. Other RSA sizes are made on demand.
 
 With a ``seed`` (deterministic keys, see :mod:`.detkeys`) the ``n``-th draw of each key type and size
 in the process is key number ``n`` of that seed, so a replayed run gets the same keys; the pool then
@@ -36,6 +39,7 @@ ENV_SIZE = "SCHEDPKI_RSA_KEY_POOL"
 ENV_SEED = "SCHEDPKI_DETERMINISTIC_KEYS"
 PUBLIC_EXPONENT = 65537
 _FILLER_NICENESS = 10
+_KEYS_AT_NORMAL_PRIORITY = 2  # a fresh set-up draws two at once: an RSA root, then a first RSA issuance
 
 
 class KeyPool:
@@ -55,8 +59,11 @@ class KeyPool:
         self._numbered: dict[int, dict[int, Any]] = {}  # deterministic keys by bits, then key number
         self._draws: collections.Counter = collections.Counter()  # next key number per (kind, size)
         self._busy: set[tuple[int, int]] = set()  # deterministic (bits, number) being prepared
+        self._waiting: collections.Counter = collections.Counter()  # draws waiting for a key, by bits
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._idle = False  # the background thread runs under SCHED_IDLE (see warm)
+        self._filler_tid: int | None = None
 
     # -- drawing --------------------------------------------------------------------------------
     def rsa(self, bits: int) -> rsa.RSAPrivateKey:
@@ -69,13 +76,53 @@ class KeyPool:
                 self._start_locked(bits)
                 if self.seed is None:
                     ready = self._ready[bits]
-                    key = ready.popleft() if ready else None
+                    key = ready.popleft() if ready else self._race_locked(bits)
                 else:
                     key = self._numbered[bits].pop(number, None)
                 self._cond.notify_all()
         if key is not None:
             return key
         return self._make_rsa(bits, number)
+
+    def _race_locked(self, bits: int) -> rsa.RSAPrivateKey | None:
+        """No key ready: make one in a helper thread and take whichever key arrives first, the
+        helper's or the background thread's (the other one stays in the pool, up to its size).
+        Called and returns with the lock held; ``None`` when the helper failed."""
+        outcome: list[Any] = []  # the helper's key when the pool was closed meanwhile, or its failure
+
+        def helper() -> None:
+            try:
+                key = self._make_rsa(bits, -1)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting draw
+                with self._cond:
+                    outcome.append(exc)
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                if self._closed:
+                    outcome.append(key)
+                else:
+                    self._keep_locked(bits, key)
+                self._cond.notify_all()
+
+        threading.Thread(target=helper, name="schedpki-keypool-draw", daemon=True).start()
+        ready = self._ready.setdefault(bits, collections.deque())
+        self._waiting[bits] += 1
+        try:
+            while not ready and not outcome:
+                self._cond.wait()
+                ready = self._ready.get(bits) or ready
+        finally:
+            self._waiting[bits] -= 1
+        if ready:
+            return ready.popleft()
+        return outcome[0] if isinstance(outcome[0], rsa.RSAPrivateKey) else None
+
+    def _keep_locked(self, bits: int, key: rsa.RSAPrivateKey) -> None:
+        """Put a made key in the pool while it has room or a draw waits for one."""
+        ready = self._ready.setdefault(bits, collections.deque())
+        if len(ready) < self.size or self._waiting[bits] > len(ready):
+            ready.append(key)
 
     def ec(self, curve: ec.EllipticCurve) -> ec.EllipticCurvePrivateKey:
         """A fresh EC private key on ``curve`` (cheap: never pooled)."""
@@ -93,9 +140,34 @@ class KeyPool:
             number = self._draw(("ed25519", 0))
         return detkeys.derive_ed25519(self.seed, number)
 
+    def warm(self, idle: bool = False) -> None:
+        """Start filling the pool of every pooled size now, before any draw (no-op for size 0 or
+        after :meth:`close`). With ``idle`` (Linux), the background thread runs only on CPU time
+        nothing else in the machine wants (``SCHED_IDLE``) until :meth:`hurry`: ``schedpki serve``
+        warms the pool this way while it imports and binds, so the keys never slow its start-up and
+        are ready early wherever a core is free."""
+        if self.size <= 0:
+            return
+        with self._cond:
+            if self._closed:
+                return
+            self._idle = idle and self._thread is None and hasattr(os, "SCHED_IDLE")
+            for bits in POOLED_BITS:
+                self._start_locked(bits)
+            self._cond.notify_all()
+
+    def hurry(self) -> None:
+        """End the ``idle`` phase of :meth:`warm`: the background thread goes back to the normal
+        policy (its priority rules of the module doc apply again). Best effort: without the right
+        to leave ``SCHED_IDLE`` the thread stays there and draws make keys on demand as before."""
+        with self._cond:
+            was_idle, self._idle = self._idle, False
+            if was_idle and self._filler_tid is not None:
+                _set_idle(self._filler_tid, False)
+
     def status(self) -> dict[str, Any]:
         """``{"deterministic": bool, "pools": [{"key_type": "rsa", "bits": 2048, "size": n, "ready": k}]}``
-        (a size appears once its pool was started by a first draw)."""
+        (a size appears once its pool was started by a first draw or by :meth:`warm`)."""
         with self._cond:
             pools = []
             for bits in sorted(set(self._ready) | set(self._numbered)):
@@ -145,10 +217,11 @@ class KeyPool:
         return None
 
     def _fill(self) -> None:
-        try:  # Linux applies niceness per thread: let request threads go first
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FILLER_NICENESS)
-        except (AttributeError, OSError):
-            pass
+        made = 0
+        with self._cond:
+            self._filler_tid = threading.get_native_id()
+            if self._idle:
+                _set_idle(self._filler_tid, True)
         while True:
             with self._cond:
                 job = self._next_job_locked()
@@ -168,10 +241,24 @@ class KeyPool:
                 if self._closed:
                     return
                 if self.seed is None:
-                    self._ready[bits].append(key)
+                    self._keep_locked(bits, key)
                 elif number >= self._draws[("rsa", bits)]:  # not drawn (and made by the caller) meanwhile
                     self._numbered[bits][number] = key
                 self._cond.notify_all()
+            made += 1
+            if made == _KEYS_AT_NORMAL_PRIORITY:  # the first keys are wanted soon; the rest go behind requests
+                try:  # Linux applies niceness per thread
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FILLER_NICENESS)
+                except (AttributeError, OSError):
+                    pass
+
+
+def _set_idle(tid: int, idle: bool) -> None:
+    """Put thread ``tid`` under ``SCHED_IDLE`` or back under the normal policy (Linux; best effort)."""
+    try:
+        os.sched_setscheduler(tid, os.SCHED_IDLE if idle else os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
 
 
 _lock = threading.Lock()
