@@ -27,15 +27,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from werkzeug.serving import WSGIRequestHandler
-
 from .keepalive import MAX_DRAIN, _http_date
 
 if TYPE_CHECKING:
     from .server import ServiceServer
 
 SERVER_SOFTWARE = f"Werkzeug/{importlib.metadata.version('werkzeug')}"  # as werkzeug's server names itself
-SERVER_HEADER = f"{SERVER_SOFTWARE} {WSGIRequestHandler.sys_version}"
 _NO_BODY_STATUS = (204, 304)
 
 
@@ -178,7 +175,7 @@ def _run(server: ServiceServer, environ: dict, answer: Answer) -> None:
 
 def _head(answer: Answer, environ: dict, request_close: bool, unread: int) -> list[tuple[str, str]]:
     """The listener's header block (see :meth:`.keepalive.KeepAliveHandler._head`)."""
-    out = [("Server", SERVER_HEADER), ("Date", _http_date())]
+    out = [("Date", _http_date())]
     has_length = close = False
     for key, value in answer.headers:
         lower = key.lower()

@@ -242,14 +242,13 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
             self._linger(stream)
 
     def _head(self, environ: dict[str, Any], state: dict[str, Any]) -> bytes:
-        """Status line and headers (``Server``, ``Date``, the application's, then framing and
-        ``Connection``), as bytes ending with the blank line."""
+        """Status line and headers (``Date``, the application's, then framing and ``Connection``), as
+        bytes ending with the blank line. No ``Server`` header: Go's net/http (bao, Nomad) sends none."""
         status: str = state["status"]
         code_text, _, reason = status.partition(" ")
         code = int(code_text)
         self.log_request(code)
-        lines = [f"{self.protocol_version} {code} {reason}\r\n",
-                 f"Server: {self.version_string()}\r\n", f"Date: {_http_date()}\r\n"]
+        lines = [f"{self.protocol_version} {code} {reason}\r\n", f"Date: {_http_date()}\r\n"]
         has_length = False
         for key, value in state["headers"]:
             lower = key.lower()

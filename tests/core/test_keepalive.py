@@ -110,3 +110,22 @@ def test_a_dropped_connection_fault_still_drops(double):
     with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
         conn.getresponse()
     conn.close()
+
+
+@pytest.mark.parametrize("transport", ["tcp", "inprocess"])
+def test_answers_carry_no_server_header_as_go_servers_send_none(transport):
+    """bao and Nomad (Go's net/http) send no ``Server`` header; neither does the double, on either
+    service and either transport."""
+    import requests
+
+    double = Double().start()
+    try:
+        if transport == "inprocess":
+            double.route_in_process()
+        for url in (double.secrets_url + "/v1/sys/health", double.scheduler_url + "/v1/acl/auth-methods"):
+            resp = requests.get(url, timeout=10)
+            assert resp.status_code == 200
+            assert "Server" not in resp.headers, resp.headers
+            assert "Date" in resp.headers
+    finally:
+        double.stop()
