@@ -76,7 +76,7 @@ def table(rows: list[Row]) -> str:
     for row in rows:
         ratio = row.ratio
         ratio_text = f"{ratio:.2f}" if ratio is not None else "-"
-        target = f">= {row.target:g}" if row.target is not None else "-"
+        target = f">= {row.target:.3g}" if row.target is not None else "-"
         if row.limit is not None:
             target = f"<= {row.limit:g} {row.unit}"
         lines.append(f"| {row.label} | {row.mode} | {row.unit} | {_cell(row.double)} | {_cell(row.real)} | "
