@@ -260,19 +260,20 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     router, inner, mount = _route(service, rel)
     if service.sealed and rel.rstrip("/") not in SERVED_WHILE_SEALED:
         raise LogicalError(503, ["Vault is sealed"])
-    unauthenticated = router is not None and router.is_unauthenticated(inner)
+    found = router.match(inner) if router is not None else None  # once: every check below reads it
+    unauthenticated = router is not None and router.is_unauthenticated(inner, found)
     token = None
     if not unauthenticated:
         with service.lock:
             token = service.tokens.lookup(token_id, service.clock.now())
         if token is None:
             raise permission_denied()
-        sudo = router is not None and router.is_sudo(inner)
+        sudo = router is not None and router.is_sudo(inner, found)
         capability = operation
         if router is not None:
             with service.lock:
-                capability = router.capability_for(operation, inner, mount.backend if mount else None)
-        if router is not None and router.is_any_token(inner):
+                capability = router.capability_for(operation, inner, mount.backend if mount else None, found)
+        if router is not None and router.is_any_token(inner, found):
             pass  # the handler checks the token's access itself
         elif not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
             raise permission_denied(multierror=True)
@@ -290,12 +291,12 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     with service.lock:
         try:
             if mount is None or operation not in ("update", "patch", "delete"):
-                result = router.handle(operation, inner, raw, make_request)
+                result = router.handle(operation, inner, raw, make_request, found)
             else:  # OpenBao runs a mount's write in a storage transaction: a refused one leaves no trace
                 write = MountWrite(mount.backend)
                 rollback = False
                 try:
-                    result = router.handle(operation, inner, raw, make_request)
+                    result = router.handle(operation, inner, raw, make_request, found)
                 except LogicalError as exc:
                     rollback = not exc.keep_state  # a handler may say its writes stand
                     raise
