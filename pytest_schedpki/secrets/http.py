@@ -118,17 +118,31 @@ def _is_form(head: bytes, content_type: str) -> bool:
     return stripped[:1] not in (b"{", b"[")
 
 
+def _request_data(request: Request) -> bytes:
+    """``request.get_data(cache=True)`` under ``max_content_length``: read straight from the journal's
+    body wrapper (:mod:`pytest_schedpki.wire.middleware`) when it is ``wsgi.input``, without
+    werkzeug's ``LimitedStream`` and its 64 KiB buffer per read (~15 us per request)."""
+    cached = request.environ.get("schedpki.body")
+    if cached is not None:
+        return cached
+    read_upto = getattr(request.environ.get("wsgi.input"), "read_upto", None)
+    if read_upto is None or not request.environ.get("wsgi.input_terminated"):
+        return request.get_data(cache=True)
+    data = request.environ["schedpki.body"] = read_upto(request.max_content_length)
+    return data
+
+
 def _data_or_empty(request: Request) -> bytes:
     """The body read so far; a broken one reads as empty here (the body parser reports it)."""
     try:
-        return request.get_data(cache=True)
+        return _request_data(request)
     except ClientDisconnected:
         return b""
 
 
 def _body(request: Request, operation: str) -> dict[str, Any]:
     try:
-        body = request.get_data(cache=True)
+        body = _request_data(request)
     except ClientDisconnected:  # shorter than its Content-Length: Go's body read fails first
         raise user_error("failed to decode JSON input: unexpected EOF") from None
     if operation == "update" and _is_form(body[:512], request.headers.get("Content-Type", "")):
