@@ -50,7 +50,7 @@ class _Captured(io.RawIOBase):
             data = self._stream.read(size)
         except ClientDisconnected:
             raise
-        except OSError as exc:  # a broken body from any other stream
+        except (OSError, ValueError) as exc:  # a broken body from any other stream (as werkzeug's LimitedStream)
             raise ClientDisconnected() from exc
         room = self._limit - len(self._head)
         if room > 0 and data:
