@@ -143,7 +143,9 @@ def _char(ch: str) -> str:
     return "'" + go_quote(ch)[1:-1] + "'"
 
 
-_NUMBER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?[0-9][0-9.eE+-]*)')
+# a string (skipped whole: unrolled as `"` run (escape run)* `"`, 5x faster on a CSR than one alternation per
+# character) or a number token (group 1)
+_NUMBER_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9][0-9.eE+-]*)')
 
 
 def _overflow_before(text: str, end: int) -> str | None:

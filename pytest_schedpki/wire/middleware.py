@@ -45,19 +45,36 @@ class _Captured(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def _take(self, size: int) -> bytes:
         try:
-            data = self._stream.read(len(buffer))
+            data = self._stream.read(size)
         except ClientDisconnected:
             raise
-        except OSError as exc:  # a broken body from any other stream
+        except (OSError, ValueError) as exc:  # a broken body from any other stream (as werkzeug's LimitedStream)
             raise ClientDisconnected() from exc
+        room = self._limit - len(self._head)
+        if room > 0 and data:
+            self._head += data[:room]
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self._take(len(buffer))
         count = len(data)
         memoryview(buffer).cast("B")[:count] = data
-        room = self._limit - len(self._head)
-        if room > 0 and count:
-            self._head += data[:room]
         return count
+
+    def read_upto(self, limit: int) -> bytes:
+        """The rest of the body, at most ``limit`` bytes, read 64 KiB at a time until it ends: what
+        werkzeug's ``Request.get_data`` returns through a ``max_content_length`` of ``limit``
+        (``ClientDisconnected`` for a broken body), without its 64 KiB buffer per read."""
+        parts = []
+        while limit > 0:
+            data = self._take(min(limit, 1 << 16))
+            if not data:
+                break
+            parts.append(data)
+            limit -= len(data)
+        return b"".join(parts)
 
     def read_head(self) -> None:
         """Read on until the journal's share is complete or the body ends (for answers given without

@@ -132,6 +132,9 @@ def _special_path_regex(pattern: str) -> re.Pattern:
     return re.compile("^" + "/".join(parts) + (".*" if prefix else "") + "$", re.S)
 
 
+_UNMATCHED: Any = object()  # "not matched yet": the methods below call :meth:`Router.match` themselves
+
+
 class Router:
     """Ordered list of paths; the first full match wins (declare specific paths first).
 
@@ -167,38 +170,41 @@ class Router:
                 return candidate, {k: v for k, v in m.groupdict().items() if v is not None}
         return None
 
-    def is_unauthenticated(self, path: str) -> bool:
+    def is_unauthenticated(self, path: str, found: Any = _UNMATCHED) -> bool:
         """Whether ``path`` (mount-relative) is served without a token: its path says so, or it matches
         one of the engine's ``PathsSpecial.Unauthenticated`` patterns (``cert/*`` covers paths no
         handler serves, like ``cert/zz``). Upstream routes such paths as login requests, so their
         errors are not wrapped in a multierror (see ``http.dispatch``)."""
         if any(r.match(path) for r in self.unauthenticated):
             return True
-        found = self.match(path)
+        found = self.match(path) if found is _UNMATCHED else found
         return bool(found and found[0].unauthenticated)
 
-    def capability_for(self, operation: str, path: str, backend: Any) -> str:
+    def capability_for(self, operation: str, path: str, backend: Any, found: Any = _UNMATCHED) -> str:
         """The ACL capability ``operation`` needs on ``path``: ``create`` for an update of an item the
         path's existence check reports missing, else the operation's own name."""
         if operation == "update":
-            found = self.match(path)
+            found = self.match(path) if found is _UNMATCHED else found
             if found and found[0].existence is not None and not found[0].existence(backend, found[1]):
                 return "create"
         return operation
 
-    def is_any_token(self, path: str) -> bool:
+    def is_any_token(self, path: str, found: Any = _UNMATCHED) -> bool:
         """Whether ``path`` needs only a valid token (no ACL check before its handler)."""
-        found = self.match(path)
+        found = self.match(path) if found is _UNMATCHED else found
         return bool(found and found[0].any_token)
 
-    def is_sudo(self, path: str) -> bool:
+    def is_sudo(self, path: str, found: Any = _UNMATCHED) -> bool:
         """Whether ``path`` needs the ``sudo`` capability."""
-        found = self.match(path)
+        found = self.match(path) if found is _UNMATCHED else found
         return bool(found and found[0].sudo)
 
-    def handle(self, operation: str, path: str, raw: dict[str, Any], make_request: Callable[..., LogicalRequest]) -> LogicalResponse:
-        """Route and run. Raises LogicalError (404/405/400 and whatever the handler raises)."""
-        found = self.match(path)
+    def handle(self, operation: str, path: str, raw: dict[str, Any], make_request: Callable[..., LogicalRequest],
+               found: Any = _UNMATCHED) -> LogicalResponse:
+        """Route and run. Raises LogicalError (404/405/400 and whatever the handler raises).
+        ``found``: what :meth:`match` returned for ``path`` in this request, when the caller has it
+        (the ``is_*`` checks take it too: one match per request instead of one per question)."""
+        found = self.match(path) if found is _UNMATCHED else found
         if found is None:
             raise unsupported_path()
         route, captures = found
