@@ -20,6 +20,8 @@ from urllib3.util.retry import Retry
 
 from pytest_schedpki import Double
 from pytest_schedpki.faults import Fault
+from pytest_schedpki.wire import clients as _clients  # noqa: F401 - see test_plugin_transport_option
+from pytest_schedpki.wire import inprocess as _inprocess  # noqa: F401
 from pytest_schedpki.wire.tls import create_tls_material
 
 ROOT = {"X-Vault-Token": "root"}
@@ -324,6 +326,9 @@ def test_transport(schedpki):
     (("--schedpki-transport", "inprocess"), "schedpki_transport = tcp", "TRANSPORT True 0"),
 ])
 def test_plugin_transport_option(pytester, args, ini, expected):
+    # The transport modules are imported by this module: pytester's in-process runs drop modules first
+    # imported inside a run, so a later run's test would import a new, empty route table while the
+    # plugin (imported before) still routes through the old one.
     pytester.makeini(f"[pytest]\n{ini}\n")
     pytester.makepyfile(_SESSION_TEST)
     result = pytester.runpytest("-s", *args)
