@@ -37,7 +37,7 @@ from cryptography import x509  # noqa: E402
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.x509.oid import NameOID  # noqa: E402
-from report import Row, table  # noqa: E402
+from report import Row, measured  # noqa: E402
 from timing import sessions, timed_round  # noqa: E402
 
 ROLE = {"allow_any_name": True, "enforce_hostnames": False, "ttl": "1h", "max_ttl": "24h", "no_store": False,
@@ -258,18 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reset-only", action="store_true", help="only the in-process reset row")
     args = parser.parse_args(argv)
     size, rounds = (10_000, 3) if args.quick else (args.size, args.rounds)
-    load_before = os.getloadavg()
-    began = time.time()
     if args.reset_only:
-        samples = reset_samples(10_000, 200)
-        result = [Row("reset, 10k certificates in the baseline", "in-process Double.reset()", "ms", samples,
-                      target=None, limit=1.0)]
+        measured(lambda: [Row("reset, 10k certificates in the baseline", "in-process Double.reset()", "ms",
+                              reset_samples(10_000, 200), target=None, limit=1.0)])
     else:
-        result = rows(size=size, rounds=rounds)
-    load_after = os.getloadavg()
-    print(f"{(time.time() - began) / 60:.1f} min; load average (1 min) before / after: "
-          f"{load_before[0]:.2f} / {load_after[0]:.2f}; {os.cpu_count()} CPUs, both servers unpinned\n")
-    print(table(result))
+        measured(lambda: rows(size=size, rounds=rounds), "both servers unpinned")
     return 0
 
 

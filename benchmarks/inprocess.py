@@ -30,7 +30,7 @@ import hvac  # noqa: E402
 import pki  # noqa: E402
 import procs  # noqa: E402
 import requests  # noqa: E402
-from report import Row, table  # noqa: E402
+from report import Row, measured  # noqa: E402
 
 CALLS = {  # name -> (label, calls per round (full run))
     "issue": ("hvac issue EC P-256 (RSA-2048 root)", 300),
@@ -240,12 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 rounds, a quarter of the requests, 2 starts")
     args = parser.parse_args(argv)
     rounds, scale, trials = (2, 0.25, 2) if args.quick else (args.rounds, 1.0, args.trials)
-    before = os.getloadavg()
-    result = rows(rounds, scale, trials)
-    after = os.getloadavg()
-    print(table(result))
-    print(f"\nLoad average (1 min) before / after: {before[0]:.2f} / {after[0]:.2f}; unpinned; "
-          f"{rounds} rounds, {os.cpu_count()} CPUs")
+    measured(lambda: rows(rounds, scale, trials), f"unpinned; {rounds} rounds")
     return 0
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import re
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 BEGIN, END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
@@ -82,6 +84,18 @@ def table(rows: list[Row]) -> str:
         lines.append(f"| {row.label} | {row.mode} | {row.unit} | {_cell(row.double)} | {_cell(row.real)} | "
                      f"{ratio_text} | {target} | {row.met} |")
     return "\n".join(lines)
+
+
+def measured(make_rows: Callable[[], list[Row]], note: str = "") -> list[Row]:
+    """Run ``make_rows()`` and print its table after a line with the minutes it took, the load average
+    (1 min) before and after, the CPU count and ``note``; returns the rows."""
+    load_before, began = os.getloadavg(), time.time()
+    result = make_rows()
+    load_after = os.getloadavg()
+    print(f"{(time.time() - began) / 60:.1f} min; load average (1 min) before / after: {load_before[0]:.2f} / "
+          f"{load_after[0]:.2f}; {os.cpu_count()} CPUs{'; ' + note if note else ''}\n")
+    print(table(result))
+    return result
 
 
 def write_docs(path: str, block: str) -> None:

@@ -30,7 +30,7 @@ import pki  # noqa: E402
 import procs  # noqa: E402
 import requests  # noqa: E402
 import run  # noqa: E402
-from report import Row, table  # noqa: E402
+from report import Row, measured  # noqa: E402
 
 TARGET = 1.2
 RSA_KEY_POOL = 256  # as benchmarks/run.py: no key generation inside a timed throughput round
@@ -143,13 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds, startups, scale = args.rounds, args.startups, 1.0
     if args.quick:
         rounds, startups, scale = 2, 3, 0.25
-    load_before = os.getloadavg()
-    began = time.time()
-    result = rows(rounds, startups, scale, throughput_rows=not args.setup_only)
-    load_after = os.getloadavg()
-    print(f"{(time.time() - began) / 60:.1f} min; load average (1 min) before / after: "
-          f"{load_before[0]:.2f} / {load_after[0]:.2f}")
-    print(table(result))
+    measured(lambda: rows(rounds, startups, scale, throughput_rows=not args.setup_only), "the double unpinned")
     return 0
 
 
