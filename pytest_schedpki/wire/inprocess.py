@@ -68,11 +68,13 @@ class Routes:
         self._lock = threading.Lock()
 
     def add(self, server: ServiceServer) -> None:
+        """Serve ``server``'s URL (its scheme, host and port) in-process from now on."""
         scheme = server.url.partition("://")[0]
         with self._lock:
             self._routes[(scheme, server.host.lower().strip("[]"), server.port)] = server
 
     def remove(self, server: ServiceServer) -> None:
+        """Stop serving ``server`` in-process (every key that maps to it); unknown servers are ignored."""
         with self._lock:
             for key in [k for k, v in self._routes.items() if v is server]:
                 del self._routes[key]
