@@ -16,7 +16,12 @@ MAX_NESTING_DEPTH = 10_000
 
 
 class GoJSONError(ValueError):
-    """The body is not one readable JSON value; ``str()`` is Go's message."""
+    """The body is not one readable JSON value; ``str()`` is Go's message, ``offset`` the byte where
+    the scanner stopped (``None`` at the end of the input)."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset
 
 
 _CONTINUE, _BEGIN_LITERAL, _BEGIN_OBJECT, _OBJECT_KEY, _OBJECT_VALUE, _END_OBJECT = 0, 1, 2, 3, 4, 5
@@ -279,7 +284,7 @@ def first_value_end(data: bytes) -> int:
         if op in (_END_OBJECT, _END_ARRAY) and _end_value(s, 0x20) == _END:
             return i + 1
         if op == _ERROR:
-            raise GoJSONError(s.err)
+            raise GoJSONError(s.err, i)
         i += 1
         if s.step is _in_string and i < n and data[i] >= 0x20 and data[i] not in b'"\\':
             i = _STRING_RUN.match(data, i).end()

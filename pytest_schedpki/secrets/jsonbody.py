@@ -62,10 +62,16 @@ _COST = {"[": 16 + 24, "{": 16 + 72, "t": 16 + 1, "f": 16 + 1, "n": 16 + 1, "num
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|true|false|null|-?[0-9][0-9.eE+-]*')
 
 
-def _complexity_error(text: str, end: int) -> str | None:
-    """The complexity refusal for the tokens of ``text[:end]`` (read without error), or None."""
-    if text.count('"', 0, end) <= 2 * MAX_JSON_STRINGS and end * _COST["{"] <= MAX_JSON_MEMORY:
-        return None  # cannot reach either limit
+def _may_be_complex(text: str, end: int) -> bool:
+    """False when ``text[:end]`` cannot reach either limit (too few quotes and too short)."""
+    return text.count('"', 0, end) > 2 * MAX_JSON_STRINGS or end * _COST["{"] > MAX_JSON_MEMORY
+
+
+def _complexity_trip(text: str, end: int) -> tuple[str, int] | None:
+    """The complexity refusal for the tokens of ``text[:end]`` and the end of the token that trips
+    it, or None."""
+    if not _may_be_complex(text, end):
+        return None
     strings = memory = 0
     for m in _TOKEN.finditer(text, 0, end):
         token = m.group()
@@ -76,12 +82,41 @@ def _complexity_error(text: str, end: int) -> str | None:
             memory += _COST["str"] + len(decoded.encode("utf-8", errors="surrogatepass"))
             strings += 1
             if strings > MAX_JSON_STRINGS and memory <= MAX_JSON_MEMORY:
-                return "exceeded maximum number of strings"
+                return "exceeded maximum number of strings", m.end()
         else:
             memory += _COST.get(first, _COST["num"])
         if memory > MAX_JSON_MEMORY:
-            return "exceeded maximum estimated memory limits"
+            return "exceeded maximum estimated memory limits", m.end()
     return None
+
+
+def _complexity_error(text: str, end: int) -> str | None:
+    """The complexity refusal for the tokens of ``text[:end]`` (read without error), or None."""
+    trip = _complexity_trip(text, end)
+    return trip[0] if trip else None
+
+
+_SYNTAX_ONLY = json.JSONDecoder(parse_constant=_refuse_constant)  # no number hooks: a fast syntax check
+
+
+def _reads_cleanly(text: str, end: int) -> bool:
+    """Whether Go's scanner reads ``text[:end]`` (values one after another) without a syntax error
+    before its end. Checked with the C decoder and no per-number objects, so that a body refused for
+    its complexity is not decoded first (decoding 30 MiB of numbers took ~10 s of CPU); anything
+    unusual (a non-finite constant, nesting too deep for Python) answers False, and the full path
+    decides."""
+    prefix, pos = text[:end], 0
+    try:
+        while True:
+            while pos < end and prefix[pos] in " \t\r\n":
+                pos += 1
+            if pos >= end:
+                return True
+            _value, pos = _SYNTAX_ONLY.raw_decode(prefix, pos)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= end
+    except (_NonFinite, RecursionError):
+        return False
 
 
 def _refuse_if_complex(text: str, end: int) -> None:
@@ -127,8 +162,12 @@ def _first_value_deep(body: bytes) -> Any:
             if not seen:
                 first, seen = _plain(decode_first_value(body[pos:end])), True
         except GoJSONError as exc:
-            # bao 2.7.2 says only "exceeded max depth" where Go's scanner prefixes the character
+            # bao 2.7.2 says only "exceeded max depth" where Go's scanner prefixes the character, and
+            # names the comma when a closing bracket follows one (as _reason does)
             reason = "exceeded max depth" if str(exc).endswith("exceeded max depth") else str(exc)
+            if exc.offset is not None and body[pos + exc.offset:pos + exc.offset + 1] in (b"]", b"}") and \
+                    body[pos:pos + exc.offset].rstrip(b" \t\r\n").endswith(b","):
+                reason = "invalid character ',' looking for beginning of value"
             raise user_error(f"failed to decode JSON input: {reason}") from None
         pos = end
 
@@ -182,7 +221,26 @@ def _literal_error(text: str, pos: int) -> str:
     return f"invalid character {_char(text[pos])} looking for beginning of value"
 
 
+_CONTAINER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _innermost_container(text: str, pos: int) -> str | None:
+    """``"["`` or ``"{"``: the innermost array or object still open at ``pos`` (the text before ``pos``
+    reads without error), or None at the top level."""
+    stack: list[str] = []
+    for m in _CONTAINER_TOKEN.finditer(text, 0, pos):
+        token = m.group()
+        if token in "[{":
+            stack.append(token)
+        elif token in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
 def _reason(exc: json.JSONDecodeError) -> str:
+    """Go's syntax-error text for where Python's decoder stopped (bao 2.7.2's wording: ``after array
+    element`` inside arrays, ``after object key:value pair`` inside objects; a comma followed by a
+    closing bracket is reported at the comma)."""
     text, pos = exc.doc, exc.pos
     rest = text[pos:].lstrip(" \t\r\n")
     if not rest or exc.msg.startswith("Unterminated string"):
@@ -194,8 +252,12 @@ def _reason(exc: json.JSONDecodeError) -> str:
     if exc.msg.startswith("Expecting ':' delimiter"):
         return f"invalid character {_char(ch)} after object key"
     if exc.msg.startswith("Expecting ',' delimiter"):
-        return f"invalid character {_char(ch)} after object key:value pair"
-    if exc.msg.startswith("Expecting value") and ch in "}]" and text[:pos].rstrip(" \t\r\n").endswith(":"):
+        where = "array element" if _innermost_container(text, pos) == "[" else "object key:value pair"
+        return f"invalid character {_char(ch)} after {where}"
+    before = text[:pos].rstrip(" \t\r\n")
+    if ch in "}]" and before.endswith(","):  # bao 2.7.2 names the comma, in arrays and objects alike
+        return "invalid character ',' looking for beginning of value"
+    if exc.msg.startswith("Expecting value") and ch in "}]" and before.endswith(":"):
         return "missing value after object key"
     if ch in _LITERALS:
         return _literal_error(text, pos)
@@ -229,6 +291,9 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
     text = body.decode("utf-8", errors="replace")
     if not text.strip(" \t\r\n"):
         return {}
+    trip = _complexity_trip(text, len(text))
+    if trip is not None and _reads_cleanly(text, trip[1]):  # the limit trips before any syntax error
+        raise user_error(f"refused JSON input due to high complexity: {trip[0]}")
     first: Any = None
     pos, seen = 0, False
     try:

@@ -184,3 +184,27 @@ def test_blocking_waits_are_capped(monkeypatch, fresh):
         client.close()
     assert reply.status == 200 and reply.headers["x-nomad-index"] == str(index)
     assert 0.29 <= took < 0.3 * (1 + 1 / 16) + 0.5
+
+
+def test_a_body_over_the_memory_limit_is_refused_without_decoding_its_numbers(monkeypatch):
+    """The complexity limits are checked before the body is decoded: a 30 MiB body of numbers used to be
+    decoded number by number (~10 s of CPU, holding the interpreter lock) before it was refused."""
+    from pytest_schedpki.secrets import jsonbody
+    from pytest_schedpki.secrets.framework.logical import LogicalError
+
+    made = []
+
+    def counting_number(text):
+        made.append(text)
+        return jsonbody.JsonNumber(text)
+
+    monkeypatch.setattr(jsonbody, "_DECODER", json.JSONDecoder(parse_int=counting_number, parse_float=counting_number,
+                                                               parse_constant=jsonbody._refuse_constant))
+    body = b'{"allowed_domains":[' + b",".join([b"1"] * 15_000_000) + b"]}"
+    with pytest.raises(LogicalError) as refused:
+        jsonbody.parse_json_body(body)
+    assert (refused.value.status, refused.value.errors) == (
+        400, ["refused JSON input due to high complexity: exceeded maximum estimated memory limits"])
+    assert made == []
+    # a body under the limits is still decoded (with the same decoder)
+    assert jsonbody.parse_json_body(b'{"ttl": 5}') == {"ttl": "5"} and made == ["5"]

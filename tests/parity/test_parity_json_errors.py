@@ -1,0 +1,77 @@
+"""Parity: the syntax-error texts of JSON bodies where Python's decoder and Go's differ in wording
+(a comma before a closing bracket; a missing comma inside an array), and which error wins when a JSON
+body trips a complexity limit (``max_request_json_strings``
+1000, ``max_request_json_memory`` 32 MiB + 512 KiB) and also holds a syntax error, a non-finite
+constant or an out-of-range number, before or after the token that trips the limit. The double
+checks the limits before it decodes the body (a 30 MiB body of numbers is refused in under a second,
+not after ~10 s of decoding), so the order of these errors is pinned here against the real server.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.parity
+
+JSON = {"Content-Type": "application/json"}
+MEMORY = "refused JSON input due to high complexity: exceeded maximum estimated memory limits"
+STRINGS = "refused JSON input due to high complexity: exceeded maximum number of strings"
+# in ``{"a":[1,1,...`` the 1,419,940th number passes 32 MiB + 512 KiB of estimated memory (24 bytes
+# each, plus the object, the key and the array); found on bao 2.7.2
+TRIP_AT = 1_419_940
+TRIP = TRIP_AT + 10
+
+
+def _numbers(count: int) -> bytes:
+    return b",".join([b"1"] * count)
+
+
+def _keys(count: int) -> bytes:
+    return b",".join(b'"k%d":1' % i for i in range(count))
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    # the memory limit trips, then a syntax error, NaN or 1e999: the limit wins
+    (b'{"a":[' + _numbers(TRIP) + b',}', MEMORY),
+    (b'{"a":[' + _numbers(TRIP) + b',NaN]}', MEMORY),
+    (b'{"a":[' + _numbers(TRIP) + b',1e999]}', MEMORY),
+    (b'{"a":[' + _numbers(TRIP) + b']} trailing', MEMORY),
+    # the error comes before the limit would trip: the error wins
+    (b'{"a":[1 1,' + _numbers(TRIP) + b']}', "failed to decode JSON input: invalid character '1' after array element"),
+    (b'{"a":[NaN,' + _numbers(TRIP) + b']}', "failed to decode JSON input: invalid character 'N' looking for beginning of value"),
+    (b'{"a":[tru,' + _numbers(TRIP) + b']}', "failed to decode JSON input: invalid character ',' in literal true (expecting 'e')"),
+    # the error sits at the very token that would trip the limit (the error wins), or at the next one
+    (b'{"a":[' + _numbers(TRIP_AT - 1) + b' 1]}', "failed to decode JSON input: invalid character '1' after array element"),
+    (b'{"a":[' + _numbers(TRIP_AT) + b' 1]}', MEMORY),
+    # the string limit, with an error right after / right at the 1001st string
+    (b'{' + _keys(1001) + b',}', STRINGS),
+    (b'{' + _keys(1000) + b' "k1000":1}', "failed to decode JSON input: invalid character '\"' after object key:value pair"),
+    # under both limits: the error as usual
+    (b'{"a":[' + _numbers(1_300_000) + b',}', "failed to decode JSON input: invalid character ',' looking for beginning of value"),
+], ids=["memory-then-syntax", "memory-then-nan", "memory-then-overflow", "memory-then-trailing", "syntax-first",
+        "nan-first", "literal-first", "error-at-the-trip", "error-after-the-trip", "strings-then-syntax", "error-at-the-1001st-string",
+        "under-the-limits"])
+def test_complexity_limits_against_syntax_errors(pki, body, error):
+    pki.send("POST", "/v1/{mount}/roles/complex", data=body, headers=JSON).same().expect(400, errors=[error])
+    pki.send("GET", "/v1/{mount}/roles/complex").same().expect(404)
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    (b'{"a":[1,]}', "invalid character ',' looking for beginning of value"),
+    (b'[1,  }', "invalid character ',' looking for beginning of value"),
+    (b'{"a":1 ,}', "invalid character ',' looking for beginning of value"),
+    (b'{"a":[1,2] ,}', "invalid character ',' looking for beginning of value"),
+    (b'{"a":[1 2]}', "invalid character '2' after array element"),
+    (b'[[1] [2]]', "invalid character '[' after array element"),
+    (b'["{" 1]', "invalid character '1' after array element"),
+    (b'{"a":[1,2}', "invalid character '}' after array element"),
+    (b'{"a":"[" 1}', "invalid character '1' after object key:value pair"),
+    (b'{"a":[1]  2}', "invalid character '2' after object key:value pair"),
+    (b'{"a":1]', "invalid character ']' after object key:value pair"),
+    # nested too deeply for Python's decoder: the Go scanner port, same texts
+    (b'[' * 1500 + b'1,' + b']' * 1500, "invalid character ',' looking for beginning of value"),
+    (b'[' * 1500 + b'1 1' + b']' * 1500, "invalid character '1' after array element"),
+])
+def test_syntax_error_wording(pki, body, error):
+    pki.send("POST", "/v1/{mount}/roles/syntax", data=body, headers=JSON).same().expect(
+        400, errors=[f"failed to decode JSON input: {error}"])
