@@ -168,6 +168,14 @@ def _first_value_deep(body: bytes) -> Any:
             if exc.offset is not None and body[pos + exc.offset:pos + exc.offset + 1] in (b"]", b"}") and \
                     body[pos:pos + exc.offset].rstrip(b" \t\r\n").endswith(b","):
                 reason = "invalid character ',' looking for beginning of value"
+            elif exc.offset is not None and str(exc).endswith(("in string escape code", "hexadecimal character escape",
+                                                               "looking for beginning of object key string")):
+                text = body[pos:].decode("utf-8", errors="replace")
+                at = len(body[pos:pos + exc.offset].decode("utf-8", errors="replace"))
+                if str(exc).endswith("object key string"):
+                    reason = _member_name_error(text, at) or f"invalid character {_char(text[at])} looking for beginning of value"
+                else:
+                    reason = _escape_error(text, text.rfind("\\", 0, at + 1))
             raise user_error(f"failed to decode JSON input: {reason}") from None
         pos = end
 
@@ -221,6 +229,33 @@ def _literal_error(text: str, pos: int) -> str:
     return f"invalid character {_char(text[pos])} looking for beginning of value"
 
 
+def _escape_error(text: str, start: int) -> str:
+    """bao 2.7.2's text for a bad escape whose backslash is at ``start``: the backslash and the next
+    character (``\\u`` and the next five) quoted, or ``unexpected EOF`` when the text ends first."""
+    size = 6 if text[start + 1:start + 2] == "u" else 2
+    if len(text) - start < size:
+        return "unexpected EOF"
+    return f"invalid escape sequence `{text[start:start + size]}` in string"
+
+
+def _member_name_error(text: str, pos: int) -> str | None:
+    """bao 2.7.2's text where an object member name should start at ``pos`` but a value that is not a
+    string does (``object member name must be a string``), or that value's own syntax error; None
+    when no value starts there."""
+    ch, after = text[pos], text[pos + 1:pos + 2]
+    if ch in "{[" or ch in "0123456789":
+        return "object member name must be a string"
+    if ch == "-":
+        if not after:
+            return "unexpected EOF"
+        return "object member name must be a string" if after in "0123456789" else \
+            f"invalid character {_char(after)} in numeric literal"
+    if ch in _LITERALS:
+        return "object member name must be a string" if text.startswith(_LITERALS[ch], pos) else \
+            _literal_error(text, pos)
+    return None
+
+
 _CONTAINER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
@@ -249,6 +284,8 @@ def _reason(exc: json.JSONDecodeError) -> str:
     ch = text[pos]
     if exc.msg.startswith("Invalid control character"):
         return f"invalid character {_char(ch)} in string literal"
+    if exc.msg.startswith(("Invalid \\escape", "Invalid \\uXXXX escape")):
+        return _escape_error(text, pos - 1 if exc.msg.startswith("Invalid \\u") else pos)
     if exc.msg.startswith("Expecting ':' delimiter"):
         return f"invalid character {_char(ch)} after object key"
     if exc.msg.startswith("Expecting ',' delimiter"):
@@ -259,6 +296,10 @@ def _reason(exc: json.JSONDecodeError) -> str:
         return "invalid character ',' looking for beginning of value"
     if exc.msg.startswith("Expecting value") and ch in "}]" and before.endswith(":"):
         return "missing value after object key"
+    if exc.msg.startswith("Expecting property name"):
+        key_error = _member_name_error(text, pos)
+        if key_error:
+            return key_error
     if ch in _LITERALS:
         return _literal_error(text, pos)
     return f"invalid character {_char(ch)} looking for beginning of value"

@@ -1,6 +1,7 @@
 """Parity: the syntax-error texts of JSON bodies where Python's decoder and Go's differ in wording
-(a comma before a closing bracket; a missing comma inside an array), and which error wins when a JSON
-body trips a complexity limit (``max_request_json_strings``
+(a comma before a closing bracket; a missing comma inside an array; a bad escape in a string; a
+value that is not a string where a member name belongs), and
+which error wins when a JSON body trips a complexity limit (``max_request_json_strings``
 1000, ``max_request_json_memory`` 32 MiB + 512 KiB) and also holds a syntax error, a non-finite
 constant or an out-of-range number, before or after the token that trips the limit. The double
 checks the limits before it decodes the body (a 30 MiB body of numbers is refused in under a second,
@@ -68,7 +69,25 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     (b'{"a":"[" 1}', "invalid character '1' after object key:value pair"),
     (b'{"a":[1]  2}', "invalid character '2' after object key:value pair"),
     (b'{"a":1]', "invalid character ']' after object key:value pair"),
+    # bad escapes: the backslash and the next character (or \u and the next four) are quoted
+    (b'{"a":"\\_"}', "invalid escape sequence `\\_` in string"),
+    (b'{"\\q":1}', "invalid escape sequence `\\q` in string"),
+    (b'{"a":"\\u12"}', 'invalid escape sequence `\\u12"}` in string'),
+    (b'["\\u12G4"]', "invalid escape sequence `\\u12G4` in string"),
+    (b'["\\uD800\\u12"]', 'invalid escape sequence `\\u12"]` in string'),
+    (b'{"a":"\\u12', "unexpected EOF"),
+    (b'["\\', "unexpected EOF"),
+    # a value that is not a string where a member name belongs
+    (b'{{}', "object member name must be a string"),
+    (b'{"a":1, 2:3}', "object member name must be a string"),
+    (b'{true}', "object member name must be a string"),
+    (b'{-1:2}', "object member name must be a string"),
+    (b'{t:1}', "invalid character ':' in literal true (expecting 'r')"),
+    (b'{-:1}', "invalid character ':' in numeric literal"),
+    (b'{:1}', "invalid character ':' looking for beginning of value"),
     # nested too deeply for Python's decoder: the Go scanner port, same texts
+    (b'[' * 1500 + b'{1:2}' + b']' * 1500, "object member name must be a string"),
+    (b'[' * 1500 + b'"\\q"' + b']' * 1500, "invalid escape sequence `\\q` in string"),
     (b'[' * 1500 + b'1,' + b']' * 1500, "invalid character ',' looking for beginning of value"),
     (b'[' * 1500 + b'1 1' + b']' * 1500, "invalid character '1' after array element"),
 ])

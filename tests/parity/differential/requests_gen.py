@@ -238,10 +238,22 @@ ROLE = ["allowed_domains", "allow_subdomains", "allow_any_name", "allow_bare_dom
         "signature_bits", "use_pss", "issuer_ref", "use_csr_common_name"]
 
 
+def _has_ref(value: Any) -> bool:
+    """Whether ``value`` holds a :class:`Ref` (resolved per side, so its text differs between them)."""
+    if isinstance(value, Ref):
+        return True
+    if isinstance(value, dict):
+        return any(_has_ref(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_ref(v) for v in value)
+    return False
+
+
 @st.composite
 def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
     """A body with the ``required`` fields (usually) and a few of ``names``; values plausible,
-    boundary or hostile; sometimes written as raw text (BOM, ``1e999``, trailing garbage)."""
+    boundary or hostile; sometimes written as raw text (BOM, ``1e999``, trailing garbage) or with one
+    syntax slip (a character dropped, added or replaced) in its JSON text."""
     body: dict[str, Any] = {}
     for name in required:
         if draw(st.integers(0, 9)):
@@ -254,6 +266,12 @@ def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
     shape = draw(st.integers(0, 19))
     if shape == 0:
         return Raw(value=body, prefix="\ufeff")
+    if shape == 2 and not _has_ref(body):  # one syntax slip in the JSON text (same text on both sides)
+        text = dump_json(body)
+        at = draw(st.integers(0, len(text)))
+        slip = draw(st.sampled_from(["", ",", "]", "}", "[", "{", ":", " ", '"', "1", "tru", "\\"]))
+        drop = draw(st.integers(0, 1)) if at < len(text) else 0
+        return Raw(text=text[:at] + slip + text[at + drop:])
     if shape == 1:
         return Raw(text=draw(st.sampled_from(["", "null", "[]", '"x"', "{", '{"a":1}x', "{\"common_name\":1e999}",
                                               '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"])))
