@@ -323,6 +323,13 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def _cut_between_tokens(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the body ends between two tokens of a value (``{"a":1}{"b":`` ends after ``:``), not
+    inside one (``{"a":1}{"b``). bao's token scan stops quietly at the end there, so a value after the
+    first one may be left unfinished; only the first value is decoded."""
+    return not text[exc.pos:].strip(" \t\r\n") and not exc.msg.startswith("Unterminated string")
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
@@ -351,9 +358,11 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
             if not seen:
                 first, seen = value, True
     except json.JSONDecodeError as exc:
-        _refuse_if_complex(text, min(exc.pos, len(text)))
-        _refuse_overflow(text, min(exc.pos, len(text)))
-        raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
+        if not (seen and _cut_between_tokens(text, exc)):
+            _refuse_if_complex(text, min(exc.pos, len(text)))
+            _refuse_overflow(text, min(exc.pos, len(text)))
+            raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
+        _refuse_if_complex(text, len(text))
     except _NonFinite:
         raise user_error(f"failed to decode JSON input: {_constant_error(text)}") from None
     except RecursionError:

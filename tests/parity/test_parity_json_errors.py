@@ -94,3 +94,23 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
 def test_syntax_error_wording(pki, body, error):
     pki.send("POST", "/v1/{mount}/roles/syntax", data=body, headers=JSON).same().expect(
         400, errors=[f"failed to decode JSON input: {error}"])
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    # bao reads only the first value; a later one may stop between two tokens at the end of the body
+    (b'{}{', None),
+    (b'{} [1,', None),
+    (b'{}{"a":', None),
+    (b'null{"a"', None),
+    # ... but not inside a token
+    (b'{}{"a', "unexpected EOF"),
+    (b'{}tr', "unexpected EOF"),
+    (b'{}{"a":tr', "unexpected EOF"),
+    (b'{}]', "invalid character ']' looking for beginning of value"),
+])
+def test_a_later_value_cut_short(pki, body, error):
+    ex = pki.send("POST", "/v1/{mount}/roles/later", data=body, headers=JSON).same()
+    if error is None:
+        ex.expect(200)
+    else:
+        ex.expect(400, errors=[f"failed to decode JSON input: {error}"])

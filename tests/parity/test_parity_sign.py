@@ -145,3 +145,30 @@ def test_key_bits_is_a_minimum(roles):
         400, errors=["role requires a minimum of a 384-bit key, but CSR's key is 256 bits"])
     assert sign(roles, "ec384", {"csr": p521}).expect(200, warnings=None).facts("bao")["key"] == "ec-secp521r1"
     assert sign(roles, "ec", {"csr": p384}).expect(200, warnings=None).facts("bao")["key"] == "ec-secp384r1"
+
+
+def _unpadded_csr_pem() -> str:
+    """An EC CSR whose DER length is a multiple of 3, so its base64 body carries no padding."""
+    while True:
+        pem = h.make_csr(h.ec_key(), "a.example.com")
+        body = "".join(pem.split("-----")[2].split())
+        if not body.endswith("="):
+            return pem
+
+
+@pytest.mark.parametrize("damage", ["excess-padding", "padding-inside", "short-quantum"])
+def test_csr_with_base64_go_refuses(roles, damage):
+    """Go's base64 decoding (``pem.Decode``) takes whole 4-character quanta with padding only at the end;
+    Python's is laxer (found by the differential fuzzer: a body with excess padding decoded here, while
+    bao found no PEM block)."""
+    pem = _unpadded_csr_pem()
+    head, body, tail = pem.split("-----")[1], pem.split("-----")[2], pem.split("-----")[3]
+    lines = body.strip().split("\n")
+    if damage == "excess-padding":
+        lines[-1] += "=="
+    elif damage == "padding-inside":
+        lines[0] = lines[0][:4] + "=" + lines[0][5:]
+    else:
+        lines[0] = lines[0][:-2]
+    broken = f"-----{head}-----\n" + "\n".join(lines) + f"\n-----{tail}-----\n"
+    roles.send("POST", "/v1/{mount}/sign/rsa", json={"csr": broken}).same().expect(400, errors=["csr contains no data"])

@@ -14,6 +14,8 @@ import base64
 import re
 import warnings
 
+from pytest_schedpki.golang.base64 import go_base64_error
+
 _PEM_BEGIN = re.compile(r"(?m)^-----BEGIN ([^\n]*?)-----[ \t]*\r?$")
 
 
@@ -33,8 +35,12 @@ def pem_decode(text: str) -> tuple[tuple[str, bytes] | None, str]:
             pos = m.end()
             continue
         body = "".join(line for line in text[m.end():end].splitlines() if ":" not in line)
+        joined = "".join(body.split())
         try:
-            der = base64.b64decode("".join(body.split()), validate=True)
+            # Go's StdEncoding is stricter than Python's: whole 4-character quanta, padding only at the end
+            if go_base64_error(joined.encode("ascii")) is not None:
+                raise ValueError("illegal base64 data")
+            der = base64.b64decode(joined, validate=True)
         except (ValueError, TypeError):
             pos = m.end()
             continue
