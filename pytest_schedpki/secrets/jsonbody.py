@@ -295,7 +295,8 @@ def _reason(exc: json.JSONDecodeError) -> str:
     if ch in "}]" and before.endswith(","):  # bao 2.7.2 names the comma, in arrays and objects alike
         return "invalid character ',' looking for beginning of value"
     if exc.msg.startswith("Expecting value") and ch in "}]" and before.endswith(":"):
-        return "missing value after object key"
+        # bao 2.7.2: a ``}`` there is a missing value, a ``]`` a character after a key:value pair
+        return "missing value after object key" if ch == "}" else "invalid character ']' after object key:value pair"
     if exc.msg.startswith("Expecting property name"):
         key_error = _member_name_error(text, pos)
         if key_error:

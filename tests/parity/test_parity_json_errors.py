@@ -69,6 +69,9 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     (b'{"a":"[" 1}', "invalid character '1' after object key:value pair"),
     (b'{"a":[1]  2}', "invalid character '2' after object key:value pair"),
     (b'{"a":1]', "invalid character ']' after object key:value pair"),
+    (b'{"a":}', "missing value after object key"),
+    (b'{"a": ]', "invalid character ']' after object key:value pair"),
+    (b'[1,{"a":]', "invalid character ']' after object key:value pair"),
     # bad escapes: the backslash and the next character (or \u and the next four) are quoted
     (b'{"a":"\\_"}', "invalid escape sequence `\\_` in string"),
     (b'{"\\q":1}', "invalid escape sequence `\\q` in string"),

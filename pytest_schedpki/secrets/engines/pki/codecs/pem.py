@@ -19,6 +19,16 @@ from pytest_schedpki.golang.base64 import go_base64_error
 _PEM_BEGIN = re.compile(r"(?m)^-----BEGIN ([^\n]*?)-----[ \t]*\r?$")
 
 
+def _without_headers(block: str) -> str:
+    """The base64 part of a PEM block's inside: Go reads ``Key: value`` header lines only at its start
+    (until the first line without a colon); a colon further on is bad base64, not a header."""
+    lines = block.splitlines()
+    start = 1 if lines and not lines[0].strip() else 0  # the rest of the BEGIN line
+    while start < len(lines) and ":" in lines[start]:
+        start += 1
+    return "\n".join(lines[start:])
+
+
 def pem_decode(text: str) -> tuple[tuple[str, bytes] | None, str]:
     """Go ``pem.Decode``: ``((type, der), rest)`` for the first well-formed block (blocks with a bad
     body or no matching END line are skipped, as Go skips them), or ``(None, text)``. Header lines
@@ -34,7 +44,7 @@ def pem_decode(text: str) -> tuple[tuple[str, bytes] | None, str]:
         if end < 0:
             pos = m.end()
             continue
-        body = "".join(line for line in text[m.end():end].splitlines() if ":" not in line)
+        body = _without_headers(text[m.end():end])
         joined = "".join(body.split())
         try:
             # Go's StdEncoding is stricter than Python's: whole 4-character quanta, padding only at the end
