@@ -148,6 +148,26 @@ def _plain(node: Any) -> Any:
     return holder[0]
 
 
+def _scanner_reason(value: bytes, exc: GoJSONError) -> str:
+    """bao 2.7.2's text for what the Go scanner port refused in ``value``: only ``exceeded max depth``
+    where Go prefixes the character, and the wordings :func:`_reason` gives for the Python decoder
+    (a comma before a closing bracket, bad escapes, a non-string member name)."""
+    message = str(exc)
+    if message.endswith("exceeded max depth"):
+        return "exceeded max depth"
+    if exc.offset is None:
+        return message
+    text = value.decode("utf-8", errors="replace")
+    at = len(value[:exc.offset].decode("utf-8", errors="replace"))
+    if _comma_before_close(text, at):
+        return "invalid character ',' looking for beginning of value"
+    if message.endswith(("in string escape code", "hexadecimal character escape")):
+        return _escape_error(text, text.rfind("\\", 0, at + 1))
+    if message.endswith("looking for beginning of object key string"):
+        return _member_name_error(text, at) or f"invalid character {_char(text[at])} looking for beginning of value"
+    return message
+
+
 def _first_value_deep(body: bytes) -> Any:
     """The first value of a body nested too deeply for Python's json module: every value is checked by
     the port of Go's scanner (its texts, and ``exceeded max depth`` past 10000 levels)."""
@@ -162,21 +182,7 @@ def _first_value_deep(body: bytes) -> Any:
             if not seen:
                 first, seen = _plain(decode_first_value(body[pos:end])), True
         except GoJSONError as exc:
-            # bao 2.7.2 says only "exceeded max depth" where Go's scanner prefixes the character, and
-            # names the comma when a closing bracket follows one (as _reason does)
-            reason = "exceeded max depth" if str(exc).endswith("exceeded max depth") else str(exc)
-            if exc.offset is not None and body[pos + exc.offset:pos + exc.offset + 1] in (b"]", b"}") and \
-                    body[pos:pos + exc.offset].rstrip(b" \t\r\n").endswith(b","):
-                reason = "invalid character ',' looking for beginning of value"
-            elif exc.offset is not None and str(exc).endswith(("in string escape code", "hexadecimal character escape",
-                                                               "looking for beginning of object key string")):
-                text = body[pos:].decode("utf-8", errors="replace")
-                at = len(body[pos:pos + exc.offset].decode("utf-8", errors="replace"))
-                if str(exc).endswith("object key string"):
-                    reason = _member_name_error(text, at) or f"invalid character {_char(text[at])} looking for beginning of value"
-                else:
-                    reason = _escape_error(text, text.rfind("\\", 0, at + 1))
-            raise user_error(f"failed to decode JSON input: {reason}") from None
+            raise user_error(f"failed to decode JSON input: {_scanner_reason(body[pos:], exc)}") from None
         pos = end
 
 
@@ -238,6 +244,12 @@ def _escape_error(text: str, start: int) -> str:
     return f"invalid escape sequence `{text[start:start + size]}` in string"
 
 
+def _comma_before_close(text: str, pos: int) -> bool:
+    """Whether a closing bracket at ``pos`` follows a comma: bao 2.7.2 then names the comma
+    (``invalid character ',' looking for beginning of value``), in arrays and objects alike."""
+    return text[pos:pos + 1] in ("]", "}") and text[:pos].rstrip(" \t\r\n").endswith(",")
+
+
 def _member_name_error(text: str, pos: int) -> str | None:
     """bao 2.7.2's text where an object member name should start at ``pos`` but a value that is not a
     string does (``object member name must be a string``), or that value's own syntax error; None
@@ -291,10 +303,9 @@ def _reason(exc: json.JSONDecodeError) -> str:
     if exc.msg.startswith("Expecting ',' delimiter"):
         where = "array element" if _innermost_container(text, pos) == "[" else "object key:value pair"
         return f"invalid character {_char(ch)} after {where}"
-    before = text[:pos].rstrip(" \t\r\n")
-    if ch in "}]" and before.endswith(","):  # bao 2.7.2 names the comma, in arrays and objects alike
+    if _comma_before_close(text, pos):
         return "invalid character ',' looking for beginning of value"
-    if exc.msg.startswith("Expecting value") and ch in "}]" and before.endswith(":"):
+    if exc.msg.startswith("Expecting value") and ch in "}]" and text[:pos].rstrip(" \t\r\n").endswith(":"):
         # bao 2.7.2: a ``}`` there is a missing value, a ``]`` a character after a key:value pair
         return "missing value after object key" if ch == "}" else "invalid character ']' after object key:value pair"
     if exc.msg.startswith("Expecting property name"):
@@ -363,14 +374,13 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
             _refuse_if_complex(text, min(exc.pos, len(text)))
             _refuse_overflow(text, min(exc.pos, len(text)))
             raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
-        _refuse_if_complex(text, len(text))
     except _NonFinite:
         raise user_error(f"failed to decode JSON input: {_constant_error(text)}") from None
     except RecursionError:
         _refuse_if_complex(text, len(text))
         first = _first_value_deep(body)
-    else:
-        _refuse_if_complex(text, len(text))
+    # read to the end without a syntax error: the up-front complexity check has decided (a limit that
+    # trips before any syntax error is refused there)
     _refuse_overflow(text, len(text))
     if first is None:
         return {}
