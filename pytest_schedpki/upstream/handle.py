@@ -82,25 +82,35 @@ class UpstreamSchedulerHandle(SchedulerHandle):
         self._session = session
 
     def headers(self) -> dict[str, str]:
+        """``{"X-Nomad-Token": <the agent's management token>}``."""
         return {"X-Nomad-Token": self.token}
 
     def jwt(self, *args: Any, **kwargs: Any) -> str:
+        """Skips the test: the token would be signed with the double's identity-provider key."""
         skip_double_only(self._session, "scheduler.jwt() (the built-in identity provider's key)")
 
     def login_jwt(self, *args: Any, **kwargs: Any) -> dict:
+        """Skips the test (see :meth:`jwt`)."""
         skip_double_only(self._session, "scheduler.login_jwt() (the built-in identity provider's key)")
 
     def set_oidc_user(self, *args: Any, **kwargs: Any) -> None:
+        """Skips the test: the built-in identity provider is the double's."""
         skip_double_only(self._session, "scheduler.set_oidc_user() (the built-in identity provider)")
 
     def oidc_login(self, *args: Any, **kwargs: Any) -> dict:
+        """Skips the test: the flow goes through the double's built-in identity provider."""
         skip_double_only(self._session, "scheduler.oidc_login() (the built-in identity provider)")
 
     def login_tokens(self) -> list:
+        """Skips the test: it reads the double's token table."""
         skip_double_only(self._session, "scheduler.login_tokens() (the double's token table)")
 
     def assert_token(self, token: dict | str, policies: list[str] | None = None, roles: list[str] | None = None,
                      type: str | None = None, global_: bool | None = None) -> None:  # noqa: A002
+        """Assert what the agent says a token (its JSON or SecretID) grants, read from
+        ``GET /v1/acl/token/self`` (Nomad's ``ACL.WhoAmI``): ``policies`` (as sets), ``roles`` (names),
+        ``type`` (``"client"``/``"management"``) and ``global_``. Raises AssertionError naming the
+        agent's status and text when it does not know the secret (403 ``ACL token not found``)."""
         secret = token["SecretID"] if isinstance(token, dict) else token
         request = urllib.request.Request(self.url + "/v1/acl/token/self", headers={"X-Nomad-Token": secret})
         try:
