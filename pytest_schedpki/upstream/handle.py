@@ -110,7 +110,7 @@ class UpstreamSchedulerHandle(SchedulerHandle):
         """Assert what the agent says a token (its JSON or SecretID) grants, read from
         ``GET /v1/acl/token/self`` (Nomad's ``ACL.WhoAmI``): ``policies`` (as sets), ``roles`` (names),
         ``type`` (``"client"``/``"management"``) and ``global_``. Raises AssertionError naming the
-        agent's status and text when it does not know the secret (403 ``ACL token not found``)."""
+        agent's status and text when it does not know the secret (403 ``Permission denied``)."""
         secret = token["SecretID"] if isinstance(token, dict) else token
         request = urllib.request.Request(self.url + "/v1/acl/token/self", headers={"X-Nomad-Token": secret})
         try:
