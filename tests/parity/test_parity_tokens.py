@@ -4,6 +4,8 @@ accessor, LIST accessors, and response-wrapped creation (wrap_info.wrapped_acces
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytestmark = pytest.mark.parity
@@ -11,6 +13,16 @@ pytestmark = pytest.mark.parity
 CAPPED = 'TTL of "{}" exceeded the effective max_ttl of "{}"; TTL value is capped accordingly'
 _TOKEN_VOLATILE = ("id", "ttl", "expire_time", "issue_time", "creation_time", "last_renewal",
                    "last_renewal_time")
+
+
+def _go_duration(seconds: int) -> str:
+    """What vault's humanDuration prints for whole ``seconds`` (Go's Duration.String without zero parts)."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours}h{minutes}m{secs}s" if hours else f"{minutes}m{secs}s" if minutes else f"{secs}s"
+    if text.endswith("m0s"):
+        text = text[:-2]
+    return text.replace("h0m", "h") if "h0m" in text else text
 
 
 def _auth(expected: dict):
@@ -60,9 +72,22 @@ def test_renew_self_increment_and_explicit_max_capping(pair):
         assert data["ttl"] in (599, 600) and data["creation_ttl"] == 3600
         assert isinstance(data["last_renewal"], str) and isinstance(data["last_renewal_time"], int)
 
-    pair.send("GET", "/v1/auth/token/lookup-self", **tok).same(volatile=_TOKEN_VOLATILE).expect(200).check(renewed)
-    pair.send("POST", "/v1/auth/token/renew-self", json={"increment": "3h"}, **tok).same().expect(
-        200, warnings=[CAPPED.format("3h", "2h")]).check(_auth({"lease_duration": 7200}))
+    pair.send("GET", "/v1/auth/token/lookup-self", **tok).same(volatile=_TOKEN_VOLATILE).expect(200).check(
+        renewed).capture("created", lambda j: j["data"]["creation_time"])
+    time.sleep(1.01 - time.time() % 1)  # the capped renewal leaves in a later wall-clock second than the creation
+
+    def sent(side):
+        side.vars["sent"] = int(time.time())
+        return {"increment": "3h"}
+
+    def capped_to_what_is_left(side, resp):
+        # CalculateTTL truncates the creation and now to the second: 2h minus the whole seconds between
+        lease = resp.json()["auth"]["lease_duration"]
+        assert side.vars["sent"] - side.vars["created"] <= 7200 - lease <= int(time.time()) - side.vars["created"]
+        assert resp.json()["warnings"] == [CAPPED.format("3h", _go_duration(lease))]
+
+    pair.send("POST", "/v1/auth/token/renew-self", json=sent, **tok).same(
+        volatile=("lease_duration", "warnings")).expect(200).check(capped_to_what_is_left)
     pair.send("POST", "/v1/auth/token/renew", json=lambda s: {"token": s.vars["t"], "increment": "20m"}).same(
         ).expect(200, warnings=None).check(_auth({"lease_duration": 1200}))
 

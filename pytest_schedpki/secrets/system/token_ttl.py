@@ -63,8 +63,10 @@ def renewal_ttl(increment: int, token_ttl: int, period: int, explicit_max_ttl: i
     periodic ones (the increment is ignored). The result never reaches past ``start`` (the token's
     creation) + the effective max TTL (``explicit_max_ttl`` when set and smaller than the system's
     768h; for periodic tokens only ``explicit_max_ttl``); a capped TTL warns ``TTL of "3h" exceeded
-    the effective max_ttl of "2h"; TTL value is capped accordingly`` (the remaining time, rounded to
-    the second).
+    the effective max_ttl of "1h59m59s"; TTL value is capped accordingly`` (the remaining time: the
+    token's creation and now are each truncated to the second first, as ``CalculateTTL`` in
+    ``sdk/framework/lease.go`` does, so a renewal one wall-clock second boundary after creation has
+    ``2h - 1s`` left however little time has passed).
     """
     warnings: list[str] = []
     max_ttl = SYSTEM_MAX_LEASE_TTL
@@ -80,8 +82,8 @@ def renewal_ttl(increment: int, token_ttl: int, period: int, explicit_max_ttl: i
     else:
         ttl = increment or token_ttl or SYSTEM_DEFAULT_LEASE_TTL
         limit = start + datetime.timedelta(seconds=max_ttl)
-    if limit is not None:
-        remaining = round((limit - now).total_seconds())
+    if limit is not None:  # both instants truncated to the second first, as CalculateTTL does
+        remaining = int((limit.replace(microsecond=0) - now.replace(microsecond=0)).total_seconds())
         if remaining <= 0:
             return 0, warnings
         if remaining < ttl:
