@@ -60,15 +60,17 @@ def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Threa
     wanted = tuple(types)
 
     def run() -> None:
+        from . import native_work
         from .clock import warm_up_datetime_types
         from .secrets.engines.registry import load_engine_code
 
-        warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
-        for type_ in wanted:
-            try:
-                load_engine_code(type_)
-            except Exception:  # noqa: BLE001 - the first mount imports again and reports the error itself
-                pass
+        with native_work.busy():  # a stop during the preload waits for it (see native_work)
+            warm_up_datetime_types()  # what Double() does elsewhere (imports cryptography's X.509 layer)
+            for type_ in wanted:
+                try:
+                    load_engine_code(type_)
+                except Exception:  # noqa: BLE001 - the first mount imports again and reports the error itself
+                    pass
 
     thread = threading.Thread(target=run, name="schedpki-preload", daemon=True)
     thread.start()

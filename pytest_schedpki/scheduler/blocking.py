@@ -16,6 +16,7 @@ import random
 import threading
 from collections.abc import Callable
 
+from .. import native_work
 from ..clock import real_monotonic
 from ..golang.duration import SECOND
 from .views import QueryResult
@@ -46,6 +47,7 @@ def block_until(cond: threading.Condition, run: Callable[[], QueryResult], min_i
         if remaining <= 0:
             break
         wake = next_wake()
-        cond.wait(remaining if wake is None else min(remaining, wake))
+        with native_work.waiting(park=False):  # returns holding cond: the exit waits for the rest instead
+            cond.wait(remaining if wake is None else min(remaining, wake))
         result = run()
     return result

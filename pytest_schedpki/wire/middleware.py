@@ -20,6 +20,7 @@ from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import get_input_stream
 
+from .. import native_work
 from ..faults import MAX_HANG, Fault, FaultSet
 from ..journal import Journal
 
@@ -175,10 +176,11 @@ class Instrumented:
     def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> tuple[int, bytes] | None:
         """Run the fault; returns ``(status, body)`` when it answered (status 0: connection dropped)
         or ``None`` when the real handler should answer (latency or a released hang only)."""
-        if fault.latency:
-            time.sleep(fault.latency)
-        if fault.hang:
-            fault.released.wait(MAX_HANG)
+        with native_work.waiting():  # a held request does not hold the process exit
+            if fault.latency:
+                time.sleep(fault.latency)
+            if fault.hang:
+                fault.released.wait(MAX_HANG)
         if fault.drop or (fault.hang and self.faults.stopping.is_set()):  # a stopped server answers nothing
             sock = environ.get("werkzeug.socket")
             if sock is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wrappers import Response
 
+from .. import native_work
 from ..journal import redact_query
 from .connections import ConnectionRegistry, ListenerLimits
 from .keepalive import KeepAliveHandler
@@ -223,7 +224,8 @@ class ServiceServer:
     # -- WSGI guard ---------------------------------------------------------------------------
     def _guarded(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:
-            return self.app(environ, start_response)
+            with native_work.busy():  # the process exit waits for requests being answered
+                return self.app(environ, start_response)
         except Exception as exc:  # noqa: BLE001 - any escape is a double bug: record, answer 500
             tb = traceback.format_exc()
             with self._lock:

@@ -27,9 +27,12 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import weakref
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from pytest_schedpki import native_work
 
 from . import detkeys
 
@@ -190,9 +193,10 @@ class KeyPool:
         return number
 
     def _make_rsa(self, bits: int, number: int) -> rsa.RSAPrivateKey:
-        if self.seed is None:
-            return rsa.generate_private_key(public_exponent=PUBLIC_EXPONENT, key_size=bits)
-        return detkeys.rsa_key(self.seed, bits, number)
+        with native_work.busy():  # made without the GIL: the process exit waits for it (see native_work)
+            if self.seed is None:
+                return rsa.generate_private_key(public_exponent=PUBLIC_EXPONENT, key_size=bits)
+            return detkeys.rsa_key(self.seed, bits, number)
 
     def _start_locked(self, bits: int) -> None:
         if self.seed is None:
@@ -201,6 +205,7 @@ class KeyPool:
             self._numbered.setdefault(bits, {})
         if self._thread is None and not self._closed:
             self._thread = threading.Thread(target=self._fill, name="schedpki-keypool", daemon=True)
+            _filling.add(self)
             self._thread.start()
 
     def _next_job_locked(self) -> tuple[int, int] | None:
@@ -263,6 +268,16 @@ def _set_idle(tid: int, idle: bool) -> None:
 
 _lock = threading.Lock()
 _current: KeyPool | None = None
+_filling: weakref.WeakSet[KeyPool] = weakref.WeakSet()  # pools whose background thread was started
+
+
+def _hurry_all() -> None:
+    """At exit: a background thread still under ``SCHED_IDLE`` finishes its key at normal priority."""
+    for pool in list(_filling):
+        pool.hurry()
+
+
+native_work.before_settle(_hurry_all)
 
 
 def _from_environment() -> KeyPool:
