@@ -60,8 +60,8 @@ def preload_engines(types: Iterable[str] = PRELOADED_ENGINES) -> threading.Threa
     wanted = tuple(types)
 
     def run() -> None:
-        from . import native_work
         from .clock import warm_up_datetime_types
+        from .process import native_work
         from .secrets.engines.registry import load_engine_code
 
         with native_work.busy():  # a stop during the preload waits for it (see native_work)

@@ -7,7 +7,7 @@
   then :mod:`.sso`); ``seed`` (the ``scheduler:`` seed section);
 * ``sso/``: binding rules, policies, roles, login tokens, JWT and OIDC login, the built-in IdP.
 
-May import: ``golang/``, the core's ``clock`` and ``errors``. Never imports ``secrets/``, ``wire/``
+May import: ``golang/``, ``process/``, the core's ``clock`` and ``errors``. Never imports ``secrets/``, ``wire/``
 or the double (the double wraps ``http.make_app`` in the middleware). Inside, imports point one
 way: ``http`` -> ``state`` -> ``sso`` stores -> ``model``/``replication``/``views``/``tokens``.
 """

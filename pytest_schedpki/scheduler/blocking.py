@@ -16,9 +16,9 @@ import random
 import threading
 from collections.abc import Callable
 
-from .. import native_work
 from ..clock import real_monotonic
 from ..golang.duration import SECOND
+from ..process import native_work
 from .views import QueryResult
 
 MAX_QUERY_TIME_NS = 300 * SECOND

@@ -14,7 +14,7 @@
   per auth method.
 
 Imports point down: ``http``/``system``/``seed`` -> ``service`` -> ``engines.registry``, ``auth/``,
-``acl`` -> ``framework/`` -> ``golang/``, ``wire.bytes_response``. Engines and auth methods never
+``acl`` -> ``framework/`` -> ``golang/``, ``process/``, ``wire.bytes_response``. Engines and auth methods never
 import the service (they see it through ``framework.engine.EngineHost``). Never imports
 ``scheduler/`` or the double.
 """

@@ -7,6 +7,7 @@ of the control endpoints (``control_guard``), and the listeners' own CA and cert
 in-process transport (``inprocess``) and the hooks routing Python clients of this process to it (``clients``).
 
 May import: the standard library, werkzeug, cryptography (``tls``, lazily), urllib3 and httpx (``clients``,
-lazily, when a listener is routed in-process), and the core's leaf modules ``journal`` and ``faults``.
+lazily, when a listener is routed in-process), the core's leaf modules ``journal`` and ``faults``, and
+``process/`` (requests are native work the process exit waits for).
 Never imports ``scheduler/``, ``secrets/`` or the double: a service is handed in as a WSGI app.
 """

@@ -20,9 +20,9 @@ from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import get_input_stream
 
-from .. import native_work
 from ..faults import MAX_HANG, Fault, FaultSet
 from ..journal import Journal
+from ..process import native_work
 
 CONTROL_PREFIX = "/_schedpki/"
 JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes of a body the journal keeps; larger bodies are cut

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wrappers import Response
 
-from .. import native_work
 from ..journal import redact_query
+from ..process import native_work
 from .connections import ConnectionRegistry, ListenerLimits
 from .keepalive import KeepAliveHandler
 

@@ -19,7 +19,7 @@ def _last():  # registered before native_work: atexit runs it after the settle h
         check()
     os.write(1, ("|".join(report) + "\\n").encode())
 atexit.register(_last)
-from pytest_schedpki import native_work
+from pytest_schedpki.process import native_work
 """
 
 
@@ -135,6 +135,6 @@ def test_the_key_pool_finishes_the_key_it_is_making_before_the_exit():
 
 
 def native_work_timeout() -> float:
-    from pytest_schedpki import native_work
+    from pytest_schedpki.process import native_work
 
     return native_work.SETTLE_TIMEOUT

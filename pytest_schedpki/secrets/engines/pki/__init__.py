@@ -15,7 +15,7 @@ Rooms, as Vault's own ``builtin/logical/pki`` tree has them:
 * ``fetch`` (unauthenticated CA/chain reads, ``config/urls``) and ``certs`` (stored certificates).
 
 Import direction: ``backend`` -> sub-packages' ``routes`` -> path modules -> ``model`` -> ``certstore``,
-``codecs/`` -> ``framework/``, ``golang/``. Sub-packages may import each other's modules (the
+``codecs/`` -> ``framework/``, ``golang/``, ``process/``. Sub-packages may import each other's modules (the
 module graph stays acyclic) but name ``PkiBackend`` only under ``TYPE_CHECKING``; nothing here
 imports the service. Issuers announce changes with ``backend.issuers_changed()`` and the CRL side
 reacts; the authority never calls revocation code.

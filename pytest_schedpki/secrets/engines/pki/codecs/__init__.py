@@ -3,6 +3,7 @@ PEM/ASN.1 input rules (``pem``), key material (``keys``, drawing from the key po
 with optional deterministic keys ``detkeys``), CSRs (``csr``), CRL encoding (``crl``) and RFC 3339
 times (``rfc3339``).
 
-May import: ``secrets.framework.logical`` (error values), ``golang``, each other. Nothing else of
+May import: ``secrets.framework.logical`` (error values), ``golang``, ``process`` (the key pool's
+key making is native work the process exit waits for), each other. Nothing else of
 the engine: everything in it may import codecs.
 """

@@ -32,7 +32,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from pytest_schedpki import native_work
+from pytest_schedpki.process import native_work
 
 from . import detkeys
 
