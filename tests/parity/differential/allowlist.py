@@ -90,7 +90,7 @@ ENTRIES: list[Allowed] = [
     Allowed("several fields that fail conversion in one request", _another_invalid_field),
     Allowed("CSR/certificate parse errors",
             _both_error_texts("could not be parsed", "could not be parsed")),
-    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts past the key, e.g. the extensions
+    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts inside a name, time, key or extension value
             _both_error_texts("error parsing certificate: x509: malformed",
                               "error parsing certificate: x509: malformed certificate")),
 ]

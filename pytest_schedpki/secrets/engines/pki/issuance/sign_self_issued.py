@@ -56,6 +56,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
 from ..codecs.goder import readable
+from ..codecs.goparse import certificate_error
 from ..codecs.pem import (
     go_name_problem,
     invalid_public_key,
@@ -110,14 +111,6 @@ def _der_element_length(der: bytes) -> int | None:
     return 2 + count + int.from_bytes(der[2:2 + count], "big")
 
 
-def _parse_error(der: bytes) -> str:
-    try:
-        x509.load_der_x509_csr(der)
-        return "x509: inner and outer signature algorithm identifiers don't match"
-    except (ValueError, x509.InvalidVersion):
-        return "x509: malformed certificate"
-
-
 def parse_submitted(text: str) -> x509.Certificate:
     """The one certificate of the first PEM block of ``text`` (``pem.Decode`` + ``ParseCertificates``);
     raises the 400s described in the module docstring."""
@@ -135,10 +128,10 @@ def parse_submitted(text: str) -> x509.Certificate:
         except x509.InvalidVersion:  # Go: a version field above v3
             raise user_error("error parsing certificate: x509: invalid version") from None
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
-            reason = go_name_problem(der, certificate=True) or _parse_error(der)
+            reason = go_name_problem(der, certificate=True) or certificate_error(der) or "x509: malformed certificate"
             raise user_error(f"error parsing certificate: {reason}") from None
         problem = (serial_error(certs[-1]) or name_error(certs[-1], der[:size])
-                   or invalid_public_key(certs[-1], "x509: malformed certificate"))
+                   or invalid_public_key(certs[-1], "x509: malformed certificate") or certificate_error(der[:size]))
         if problem:
             raise user_error(f"error parsing certificate: {problem}")
         der = der[size:]

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa, x25519
 
 from pytest_schedpki.secrets.framework.logical import internal_error
 
+from ..codecs.goparse import certificate_error, read_element
 from ..codecs.pem import (  # the encoding/asn1 walk of codecs/pem.py
     _Asn1Error,
     _parse_field,
@@ -48,76 +49,10 @@ UNKNOWN_CERT_KEY = ("certificate has an unknown public key algorithm; unable to 
 # --------------------------------------------------------------------------------- certificate
 
 
-def _read(data: bytes, pos: int, tag: int) -> tuple[bytes, int] | None:
-    """cryptobyte ``ReadASN1`` of one element with identifier octet ``tag`` at ``pos``: ``(content,
-    next position)``, or ``None`` (other tag, truncated, indefinite or non-minimal length)."""
-    if pos + 2 > len(data) or data[pos] != tag:
-        return None
-    first, pos = data[pos + 1], pos + 2
-    if first & 0x80:
-        count = first & 0x7F
-        if count == 0 or count > 4 or pos + count > len(data):
-            return None
-        length = int.from_bytes(data[pos:pos + count], "big")
-        if length < 0x80 or data[pos] == 0:
-            return None
-        pos += count
-    else:
-        length = first
-    if pos + length > len(data):
-        return None
-    return data[pos:pos + length], pos + length
-
-
-def _is_integer(content: bytes) -> bool:
-    return bool(content) and not (len(content) > 1 and ((content[0] == 0 and content[1] < 0x80)
-                                                        or (content[0] == 0xFF and content[1] >= 0x80)))
-
-
 def go_certificate_error(der: bytes) -> str:
-    """The ``x509.ParseCertificate`` error for ``der`` that ``cryptography`` refused, following Go's
-    parse order: ``x509: malformed certificate``, ``... tbs certificate``, ``... version``, ``x509:
-    invalid version``, ``... serial number``, ``... signature algorithm identifier``, ``... algorithm
-    identifier``, ``x509: inner and outer signature algorithm identifiers don't match``, ``...
-    issuer``, ``... validity``, ``... subject``, ``... spki``; anything later: ``x509: malformed
-    certificate`` (approximate)."""
-    SEQ = 0x30
-    outer = _read(der, 0, SEQ)
-    if outer is None:
-        return "x509: malformed certificate"
-    body = outer[0]
-    tbs_el = _read(body, 0, SEQ)
-    if tbs_el is None:
-        return "x509: malformed tbs certificate"
-    tbs, after_tbs = tbs_el
-    pos = 0
-    version = _read(tbs, pos, 0xA0)
-    if version is not None:
-        inner = _read(version[0], 0, 0x02)
-        if inner is None or inner[1] != len(version[0]) or not _is_integer(inner[0]) or len(inner[0]) > 8 \
-                or inner[0][0] & 0x80:
-            return "x509: malformed version"
-        if int.from_bytes(inner[0], "big") > 2:
-            return "x509: invalid version"
-        pos = version[1]
-    serial = _read(tbs, pos, 0x02)
-    if serial is None or not _is_integer(serial[0]):
-        return "x509: malformed serial number"
-    sig_ai = _read(tbs, serial[1], SEQ)
-    if sig_ai is None:
-        return "x509: malformed signature algorithm identifier"
-    outer_ai = _read(body, after_tbs, SEQ)
-    if outer_ai is None:
-        return "x509: malformed algorithm identifier"
-    if outer_ai[0] != sig_ai[0]:
-        return "x509: inner and outer signature algorithm identifiers don't match"
-    pos = sig_ai[1]
-    for what in ("issuer", "validity", "subject", "spki"):
-        element = _read(tbs, pos, SEQ)
-        if element is None:
-            return f"x509: malformed {what}"
-        pos = element[1]
-    return "x509: malformed certificate"
+    """The ``x509.ParseCertificate`` error for ``der`` (see :func:`..codecs.goparse.certificate_error`;
+    ``x509: malformed certificate`` where the walk finds nothing)."""
+    return certificate_error(der) or "x509: malformed certificate"
 
 
 def parse_revoked_certificate(text: str) -> x509.Certificate:
@@ -140,7 +75,7 @@ def parse_revoked_certificate(text: str) -> x509.Certificate:
             reason = go_name_problem(der, certificate=True) or reason
         raise internal_error(f"certificate could not be parsed: {reason}") from None
     problem = (serial_error(cert) or name_error(cert, der)  # Go parses eagerly, the serial first
-               or invalid_public_key(cert, "x509: malformed certificate"))
+               or invalid_public_key(cert, "x509: malformed certificate") or certificate_error(der))
     if problem:
         raise internal_error(f"certificate could not be parsed: {problem}")
     return cert
@@ -207,17 +142,17 @@ def _structure_error(der: bytes, kind: str) -> str | None:
 
 def _version(der: bytes) -> int:
     """The leading INTEGER (version) of a structurally valid key blob (0 if unreadable)."""
-    body = _read(der, 0, 0x30)
-    version = _read(body[0], 0, 0x02) if body else None
+    body = read_element(der, 0, 0x30)
+    version = read_element(body[0], 0, 0x02) if body else None
     return int.from_bytes(version[0], "big", signed=True) if version else 0
 
 
 def _pkcs8_oid(der: bytes) -> str:
     """The dotted algorithm OID of a structurally valid PKCS#8 blob (``""`` if unreadable)."""
-    body = _read(der, 0, 0x30)
-    version = _read(body[0], 0, 0x02) if body else None
-    algorithm = _read(body[0], version[1], 0x30) if version else None
-    oid = _read(algorithm[0], 0, 0x06) if algorithm else None
+    body = read_element(der, 0, 0x30)
+    version = read_element(body[0], 0, 0x02) if body else None
+    algorithm = read_element(body[0], version[1], 0x30) if version else None
+    oid = read_element(algorithm[0], 0, 0x06) if algorithm else None
     if not oid or not oid[0]:
         return ""
     raw = oid[0]
