@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import parity_harness as h
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 pytestmark = pytest.mark.parity
@@ -387,6 +388,41 @@ def test_a_lone_surrogate_escape_decodes_as_the_replacement_character(roles, bod
 def test_role_policy_identifiers_go_refuses(pki, value, error):
     pki.send("POST", "/v1/{mount}/roles/r1", json={"policy_identifiers": value}).same().expect(
         500, errors=[f"1 error occurred:\n\t* {error}\n\n"])
+
+
+@pytest.mark.parametrize("value, stored", [
+    ([None], [""]), ([None, "1.2.3"], ["", "1.2.3"]), ("1.2.3,", ["1.2.3", ""]), (["", ""], ["", ""]),
+])
+def test_role_policy_identifiers_keep_empty_entries(pki, value, stored):
+    """An empty entry is stored and skipped at issuance; only empty entries still give an empty
+    CertificatePolicies extension (found by the differential fuzzer: the double refused them)."""
+    pki.send("POST", "/v1/{mount}/roles/p", json={"policy_identifiers": value, "allow_any_name": True, "key_type": "ec",
+                                                   "ttl": "1h"}).same().expect(200, data={"policy_identifiers": stored})
+
+    def policies(side, resp):
+        cert = h.load_certificate(resp.json()["data"]["certificate"])
+        value = cert.extensions.get_extension_for_oid(x509.oid.ExtensionOID.CERTIFICATE_POLICIES).value
+        assert [p.policy_identifier.dotted_string for p in value] == [s for s in stored if s]
+
+    pki.send("POST", "/v1/{mount}/issue/p", json={"common_name": "a.example.com"}).same(cert_keys=CERT).expect(
+        200).check(policies)
+
+
+@pytest.mark.parametrize("value, points", [
+    ([{"oid": "1.2.3"}], ["'[0]' expected type 'string', got unconvertible type 'map[string]interface {}', "
+                          "value: 'map[oid:1.2.3]'"]),
+    ([{"b": [1, "x"], "a": None}, [1, 2], "x", {}],
+     ["'[0]' expected type 'string', got unconvertible type 'map[string]interface {}', value: 'map[a:<nil> b:[1 x]]'",
+      "'[1]' expected type 'string', got unconvertible type '[]interface {}', value: '[1 2]'",
+      "'[3]' expected type 'string', got unconvertible type 'map[string]interface {}', value: 'map[]'"]),
+    ([[]] * 11, sorted(f"'[{i}]' expected type 'string', got unconvertible type '[]interface {{}}', value: '[]'"
+                       for i in range(11))),
+])
+def test_a_list_item_that_is_no_string_is_named_with_its_index_and_value(pki, value, points):
+    for field in ("policy_identifiers", "allowed_domains"):
+        pki.send("POST", "/v1/{mount}/roles/r1", json={field: value}).same().expect(400, errors=[
+            f'Field validation failed: error converting input for field "{field}": {len(points)} error(s) decoding:'
+            "\n\n* " + "\n* ".join(points)])
 
 
 # ----------------------------------------------------------------------------------- back-dating, EKU arcs

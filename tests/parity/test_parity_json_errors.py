@@ -80,6 +80,19 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     (b'["\\uD800\\u12"]', 'invalid escape sequence `\\u12"]` in string'),
     (b'{"a":"\\u12', "unexpected EOF"),
     (b'["\\', "unexpected EOF"),
+    # ... with Go's %q instead of backquotes when the sequence holds a space, a backquote, a character
+    # that is not printable or a piece of a multi-byte character (the next byte only)
+    (b'{"a":"\\ "}', 'invalid escape sequence "\\\\ " in string'),
+    (b'{"a":"\\\t"}', 'invalid escape sequence "\\\\\\t" in string'),
+    (b'{"a":"\\\n"}', 'invalid escape sequence "\\\\\\n" in string'),
+    (b'{"a":"\\`"}', 'invalid escape sequence "\\\\`" in string'),
+    (b'{"a":"\\\x7f"}', 'invalid escape sequence "\\\\\\x7f" in string'),
+    ('{"a":"\\\u00e9"}'.encode(), 'invalid escape sequence "\\\\\\xc3" in string'),
+    ('{"a":"\\\u00a0"}'.encode(), 'invalid escape sequence "\\\\\\xc2" in string'),
+    (b'{"a":"\\u12 4"}', 'invalid escape sequence "\\\\u12 4" in string'),
+    # a number inside a string before a bad escape is not a number; one before the string is read first
+    (b'{"a":"x5e499\\D"}', "invalid escape sequence `\\D` in string"),
+    (b'{"b":5e499,"a":"\\D"}', "json: cannot unmarshal number 5e499 into Go value of type float64"),
     # a value that is not a string where a member name belongs
     (b'{{}', "object member name must be a string"),
     (b'{"a":1, 2:3}', "object member name must be a string"),

@@ -119,6 +119,8 @@ def _go_value_text(value: Any) -> str:
         return "[" + " ".join(_go_value_text(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "<nil>"
     return str(value)
 
 
@@ -198,6 +200,23 @@ def _trim(items: list[str]) -> list[str]:
     return [i.strip() for i in items]
 
 
+def _strings_of(items: list[Any]) -> list[str]:
+    """mapstructure's weak decode of a JSON array into ``[]string``, items trimmed. An item that is an
+    object or an array fails with its index and value, every such failure listed (sorted as text):
+    ``1 error(s) decoding:\n\n* '[0]' expected type 'string', got unconvertible type
+    'map[string]interface {}', value: 'map[oid:1.2.3]'``."""
+    out, points = [], []
+    for index, item in enumerate(items):
+        if isinstance(item, (dict, list)):
+            points.append(f"'[{index}]' expected type 'string', got unconvertible type '{_go_type_name(item)}', "
+                          f"value: '{_go_value_text(item)}'")
+        else:
+            out.append(to_string(item).strip())
+    if points:
+        raise ConversionError(f"{len(points)} error(s) decoding:\n\n* " + "\n* ".join(sorted(points)))
+    return out
+
+
 def comma_string_slice(value: Any) -> list[str]:
     """``ParseCommaStringSlice``: a string splits on commas (``""`` is ``[]``); a list's items are
     weakly converted to strings; every item is trimmed."""
@@ -206,7 +225,7 @@ def comma_string_slice(value: Any) -> list[str]:
     if isinstance(value, str):
         return [] if value == "" else _trim(value.split(","))
     if isinstance(value, list):
-        return _trim([to_string(v) for v in value])
+        return _strings_of(value)
     if value is None:
         return []
     if isinstance(value, bool):
@@ -224,7 +243,7 @@ def string_slice(value: Any) -> list[str]:
     if isinstance(value, str) and value == "":
         return []
     if isinstance(value, list):
-        return _trim([to_string(v) for v in value])
+        return _strings_of(value)
     if value is None:
         return []
     if isinstance(value, dict):

@@ -93,7 +93,9 @@ def _sans(names: LeafNames) -> list[x509.GeneralName]:
 
 
 def _policies(identifiers: list[str]) -> list[x509.Extension]:
-    """certutil ``AddPolicyIdentifiers``: OIDs, or stored JSON entries with cps/notice qualifiers."""
+    """certutil ``AddPolicyIdentifiers``: OIDs, or stored JSON entries with cps/notice qualifiers; empty
+    entries are skipped, but a role with only empty entries still gets the extension (an empty
+    SEQUENCE, as ``CreatePolicyInformationExtensionFromStorageStrings`` marshals it)."""
     infos = []
     for text in identifiers:
         try:
@@ -111,7 +113,7 @@ def _policies(identifiers: list[str]) -> list[x509.Extension]:
             infos.append(x509.PolicyInformation(x509.ObjectIdentifier(entry["oid"]), qualifiers or None))
         except (ValueError, KeyError, AttributeError, TypeError):
             continue
-    if not infos:
+    if not identifiers:
         return []
     return [x509.Extension(x509.oid.ExtensionOID.CERTIFICATE_POLICIES, False, x509.CertificatePolicies(infos))]
 

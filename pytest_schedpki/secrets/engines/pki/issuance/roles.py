@@ -216,7 +216,10 @@ def _check_policy_identifier(text: str) -> None:
     arcs through ``strconv.Atoi``) or a JSON object. 500 ``policy identifier "<t>" is neither a valid
     OID: strconv.Atoi: parsing "<arc>": invalid syntax, Nor JSON Policy Identifier: <json error>``;
     an OID Go cannot marshal (``0``, ``3.1``) -> 500 ``asn1: structure error: invalid object
-    identifier``."""
+    identifier``. An empty entry (``""``, or ``null`` in a list) is kept and skipped
+    (``GetPolicyIdentifierFromString`` returns nothing for it)."""
+    if not text:
+        return
     try:
         arcs = go_oid_arcs(text)
     except ValueError as exc:
