@@ -56,6 +56,13 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) ``pid`` has used so far, in seconds, from /proc."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Proc:
     """One server process: ``kind`` (``double``/``real``), its secrets ``port`` (and the double's
     ``scheduler_port``), ``startup`` seconds (Popen to first healthy answer)."""

@@ -167,6 +167,7 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
         for threads in (1, 4):
             n = max(4, int((operation.sequential if threads == 1 else operation.concurrent) * scale))
             samples: dict[str, list[float]] = {"real": [], "double": []}
+            cpu_us: dict[str, list[float]] = {"real": [], "double": []}  # server CPU per request
             latencies: dict[str, list[float]] = {"real": [], "double": []}
             for r in range(rounds):
                 order = (real, double) if r % 2 == 0 else (double, real)
@@ -175,7 +176,9 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
                     if operation.needs_serials:
                         first = serials.stock(proc.url, procs.ROOT, n)
                     wait_pool(double)  # before every round: no key generation beside a timed round
+                    cpu_before = procs.cpu_seconds(proc.pid)
                     rate, lat = timed_round(pools[proc.kind][threads], proc.url, operation.op, n, threads, first)
+                    cpu_us[proc.kind].append((procs.cpu_seconds(proc.pid) - cpu_before) / n * 1e6)
                     samples[proc.kind].append(rate)
                     latencies[proc.kind].extend(lat)
             mode = "1 thread" if threads == 1 else "4 threads"
@@ -185,6 +188,8 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
                 f"real {percentile(latencies['real'], .5) * 1000:.2f}/{percentile(latencies['real'], .99) * 1000:.2f}")
             target = 10.0 if operation.key == "issue_rsa" else UNPINNED_TARGET
             rows.append(Row(operation.label, mode, "req/s", samples["double"], samples["real"], target=target))
+            rows.append(Row(f"{operation.label}: server CPU per request", mode, "us", cpu_us["double"], cpu_us["real"],
+                            higher_is_better=False, target=None))
     return rows
 
 
