@@ -146,6 +146,9 @@ class Router:
     def __init__(self, paths: list[Path], unauthenticated: Iterable[str] = ()):
         self.paths = paths
         self.unauthenticated = [_special_path_regex(p) for p in unauthenticated]
+        # one alternation: a request checks every pattern in one regex call, not one call each
+        self._unauthenticated_any = (re.compile("|".join(f"(?:{r.pattern})" for r in self.unauthenticated), re.S)
+                                     if self.unauthenticated else None)
         self._candidates: dict[str, list[Path]] = {}
         self._known = len(paths)
 
@@ -175,7 +178,7 @@ class Router:
         one of the engine's ``PathsSpecial.Unauthenticated`` patterns (``cert/*`` covers paths no
         handler serves, like ``cert/zz``). Upstream routes such paths as login requests, so their
         errors are not wrapped in a multierror (see ``http.dispatch``)."""
-        if any(r.match(path) for r in self.unauthenticated):
+        if self._unauthenticated_any is not None and self._unauthenticated_any.match(path):
             return True
         found = self.match(path) if found is _UNMATCHED else found
         return bool(found and found[0].unauthenticated)
