@@ -16,17 +16,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
 
+from pytest_schedpki.secrets.engines.pki.codecs.goder import der_tlv as _tlv
+
 pytestmark = pytest.mark.parity
 
 MULTI = "1 error occurred:\n\t* {}\n\n"
-
-
-def _tlv(tag: int, body: bytes) -> bytes:
-    n = len(body)
-    if n < 0x80:
-        return bytes([tag, n]) + body
-    size = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([tag, 0x80 | len(size)]) + size + body
 
 
 def _elements(body: bytes) -> list[bytes]:
