@@ -1,8 +1,9 @@
 """Parity: Go's ``x509.ParseCertificate`` texts for certificates damaged past the public key - the
 unique identifiers, each extension's OID, critical flag and value, duplicate extensions, the
 outermost element of the extensions Go interprets, the extensions Go refuses as critical, and the
-signature - through ``root/sign-self-issued`` (400 ``error parsing certificate: ...``) and
-``revoke`` (500 ``certificate could not be parsed: ...``). The DER is edited by hand; the damage
+signature - through ``root/sign-self-issued`` (400 ``error parsing certificate: ...``), ``revoke``
+(500 ``certificate could not be parsed: ...``) and ``issuers/import/cert`` (400 ``Error parsing issuer
+0: ...``). The DER is edited by hand; the damage
 comes before any signature check."""
 
 from __future__ import annotations
@@ -163,3 +164,17 @@ def test_damage_around_the_extensions(pki, ca_der, before, signature, text):
         400, errors=[f"error parsing certificate: {text}"])
     pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(
         500, errors=[MULTI.format(f"certificate could not be parsed: {text}")])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_damaged_extensions_on_import(pki, ca_der, case):
+    """``issuers/import/cert`` (and ``config/ca``, ``intermediate/set-signed``, which share it):
+    ``Error parsing issuer 0: <Go's text>`` followed by the block as PEM."""
+    extensions, text = CASES[case]
+    pem = _rebuilt(ca_der, extensions=extensions)
+
+    def names_the_part(side, resp):
+        assert resp.json()["errors"][0].startswith(f"Error parsing issuer 0: {text}\n-----BEGIN CERTIFICATE-----\n")
+
+    pki.send("POST", "/v1/{mount}/issuers/import/cert", json={"pem_bundle": pem}).same().expect(400).check(
+        names_the_part)

@@ -17,6 +17,7 @@ from pytest_schedpki.secrets.framework.fields import STRING, Field
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from ..codecs.goparse import certificate_error
 from ..codecs.pem import load_der_certificate, name_error, public_key_or_none, serial_error
 from ..codecs.x509 import (
     go_name_problem,
@@ -129,7 +130,8 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
         try:
             cert = load_der_certificate(der)
             # Go's parser checks these at once, the serial first
-            problem = serial_error(cert) or name_error(cert, der) or invalid_public_key(cert, "")
+            problem = (serial_error(cert) or name_error(cert, der) or invalid_public_key(cert, "")
+                       or certificate_error(der))
             if problem:
                 raise ImportRefused(problem)
             issuer, existed = add_issuer(state, cert)
@@ -138,7 +140,7 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
         except cx509.InvalidVersion:  # Go: a version field above v3
             raise user_error(f"Error parsing issuer {index}: x509: invalid version\n{_block_pem(kind, der)}") from None
         except ValueError:
-            why = go_name_problem(der, certificate=True) or "x509: malformed certificate"
+            why = go_name_problem(der, certificate=True) or certificate_error(der) or "x509: malformed certificate"
             try:  # a key Go's parser refuses (cryptography only fails at public_key())
                 why = invalid_public_key(cx509.load_der_x509_certificate(der), why) or why
             except ValueError:
