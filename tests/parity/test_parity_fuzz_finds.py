@@ -439,3 +439,32 @@ def test_a_not_before_before_1950_is_written_as_generalized_time(pki, ec_csr):
 def test_eku_oids_go_writes_but_cannot_read_back(pki, ec_csr, oids):
     pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "ext_key_usage_oids": oids}).same().expect(
         500, errors=["1 error occurred:\n\t* unable to parse created certificate: x509: invalid extended key usages\n\n"])
+
+
+# ----------------------------------------------------------------------------------- null durations, empty expiry
+
+def test_a_null_duration_is_not_set(pki):
+    """getPrimitive: JSON null for a duration field leaves it unset, so the default applies (other
+    types weak-decode null to their zero value and count as set)."""
+    pki.send("POST", "/v1/{mount}/roles/n", json={"allow_any_name": True, "key_type": "ec", "not_before_duration": None,
+                                                   "ttl": None, "max_ttl": None}).same().expect(
+        200, data={"not_before_duration": 30, "ttl": 0, "max_ttl": 0})
+    pki.send("PATCH", "/v1/{mount}/roles/n", json={"not_before_duration": None, "ttl": "1h"},
+             headers={"Content-Type": "application/merge-patch+json"}).same().expect(
+        200, data={"not_before_duration": 30, "ttl": 3600})
+
+
+@pytest.mark.parametrize("expiry", [None, ""])
+def test_an_empty_crl_expiry_reads_back_as_72h(pki, expiry):
+    """getRevocationConfig fills an empty stored ``expiry`` with the default; the write's own answer
+    shows what was written, and the rebuilt CRL is valid for 72h."""
+    pki.send("POST", "/v1/{mount}/config/crl", json={"expiry": expiry, "ocsp_expiry": None}).same().expect(
+        200, data={"expiry": "", "ocsp_expiry": ""})
+    pki.send("GET", "/v1/{mount}/config/crl").same().expect(200, data={"expiry": "72h", "ocsp_expiry": ""})
+    pki.send("GET", "/v1/{mount}/crl/rotate").same().expect(200)
+
+    def valid_for_72h(side, resp):
+        crl = x509.load_der_x509_crl(resp.content)
+        assert abs((crl.next_update_utc - crl.last_update_utc).total_seconds() - 72 * 3600) <= 2
+
+    pki.send("GET", "/v1/{mount}/crl", token=None).same().expect(200).check(valid_for_72h)

@@ -313,6 +313,8 @@ class FieldData:
             field = self.schema.get(name)
             if field is None:
                 continue
+            if value is None and field.type in (DURATION, SIGNED_DURATION):
+                continue  # getPrimitive: a null duration is not set (the default applies)
             if value is None:  # Go weak-decodes JSON null to the type's zero value, and the field counts as sent
                 try:
                     self._values[name] = convert(field.type, None)
@@ -326,7 +328,8 @@ class FieldData:
 
     def get_ok(self, name: str) -> tuple[Any, bool]:
         """``(value, True)`` when the request carried ``name`` (``null`` as the type's zero value, as
-        Go's framework reads it), else ``(default, False)``."""
+        Go's framework reads it, except for durations: a ``null`` duration is not set), else
+        ``(default, False)``."""
         if name in self._values:
             return self._values[name], True
         field = self.schema.get(name)
@@ -346,7 +349,8 @@ class FieldData:
         return self.get_ok(name)[0]
 
     def sent(self, name: str) -> bool:
-        """Whether the request carried ``name`` (a ``null`` counts: Go sees the zero value)."""
+        """Whether the request carried ``name`` (a ``null`` counts, Go sees the zero value; not for
+        durations, see :meth:`get_ok`)."""
         return name in self._values
 
 

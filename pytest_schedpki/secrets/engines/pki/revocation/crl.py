@@ -146,7 +146,8 @@ def _seconds(config: dict[str, Any], name: str, default: str) -> int:
 def _next_update(backend: PkiBackend) -> datetime.datetime:
     """now + ``config/crl`` ``expiry``, at full precision (what upstream's auto-rebuild check compares;
     the CRL itself carries whole seconds)."""
-    return backend.now() + datetime.timedelta(seconds=_seconds(backend.state.config_crl, "expiry", "72h"))
+    expiry = backend.state.config_crl.get("expiry") or "72h"  # getRevocationConfig: an empty expiry is 72h
+    return backend.now() + datetime.timedelta(seconds=_seconds({"expiry": expiry}, "expiry", "72h"))
 
 
 def _sign(backend: PkiBackend, issuer: Issuer, revoked: list, number: int, delta_of: int | None = None

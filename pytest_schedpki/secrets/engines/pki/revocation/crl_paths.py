@@ -92,8 +92,17 @@ CONFIG_FIELDS = {
 }
 
 
+def _stored_config(backend: PkiBackend) -> dict[str, Any]:
+    """A copy of ``config/crl`` as upstream's ``getRevocationConfig`` returns it: an empty ``expiry``
+    (written as ``""`` or ``null``) reads back as the default ``72h``."""
+    config = dict(backend.state.config_crl)
+    if not config.get("expiry"):
+        config["expiry"] = CONFIG_FIELDS["expiry"].default
+    return config
+
+
 def _read_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data=dict(backend.state.config_crl))
+    return LogicalResponse(data=_stored_config(backend))
 
 
 def _write_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
@@ -102,7 +111,7 @@ def _write_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     and delta window rules, ``Delta CRLs cannot be enabled when auto rebuilding is disabled as the
     complete CRL is always regenerated!``. Changing ``disable`` rebuilds the CRLs."""
     data, old = req.data, backend.state.config_crl
-    config: dict[str, Any] = dict(old)
+    config = _stored_config(backend)
     for name in CONFIG_FIELDS:
         if not data.sent(name):
             continue
