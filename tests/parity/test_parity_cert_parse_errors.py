@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+from functools import partial
 
 import parity_harness as h
 import pytest
@@ -82,12 +83,14 @@ def _ca_der() -> bytes:
 
 
 def _rebuilt(der: bytes, extensions: bytes | None = None, signature: bytes | None = None,
-             before_extensions: bytes = b"", last: bool = False) -> str:
+             before_extensions: bytes = b"", last: bool = False, issuer: bytes | None = None) -> str:
     """``der`` (from :func:`_ca_der`) as PEM with the ``[3]`` content replaced by ``extensions``,
     ``before_extensions`` put in front of it (unique identifiers; ``last``: with no ``[3]`` after
-    them), or the signature element replaced."""
+    them), the issuer name or the signature element replaced."""
     tbs, algorithm, sig = _elements(_content(der))
     fields = _elements(_content(tbs))
+    if issuer is not None:
+        fields[3] = issuer
     head, old_extensions = fields[:-1], fields[-1]
     assert old_extensions[0] == 0xA3
     new_extensions = b"" if last else old_extensions if extensions is None else _tlv(0xA3, extensions)
@@ -123,6 +126,36 @@ CASES = {
                                       _ext("1.3.6.1.5.5.7.1.1", _tlv(0x30, b""), True)),
                      "x509: authority info access incorrectly marked critical"),
 }
+OID_SAN, OID_EKU, OID_CRLDP, OID_AIA, OID_CP = "2.5.29.17", "2.5.29.37", "2.5.29.31", "1.3.6.1.5.5.7.1.1", "2.5.29.32"
+_SEQ = partial(_tlv, 0x30)
+# processExtensions past the outermost element: (extension OID, its value, Go's text)
+_INNER = {
+    "bc-boolean-0xee": (OID_BC, _SEQ(_tlv(0x01, b"\xee")), "x509: invalid basic constraints"),
+    "bc-pathlen-not-minimal": (OID_BC, _SEQ(_tlv(0x01, b"\xff") + _tlv(0x02, b"\x00\x01")),
+                               "x509: invalid basic constraints"),
+    "ku-padding-8": (OID_KU, _tlv(0x03, b"\x08\x80"), "x509: invalid key usage"),
+    "eku-not-an-oid": (OID_EKU, _SEQ(_tlv(0x02, b"\x01")), "x509: invalid extended key usages"),
+    "eku-oid-0x80": (OID_EKU, _SEQ(_tlv(0x06, b"\x2b\x80\x01")), "x509: invalid extended key usages"),
+    "aki-keyid-cut": (OID_AKI, _SEQ(b"\x80\x05\x01\x02"), "x509: invalid authority key identifier"),
+    "san-element-cut": (OID_SAN, _SEQ(b"\x82\x05a"), "x509: invalid subject alternative name"),
+    "san-dns-not-ascii": (OID_SAN, _SEQ(_tlv(0x82, "é.example".encode())), "x509: SAN dNSName is malformed"),
+    "san-email-not-ascii": (OID_SAN, _SEQ(_tlv(0x81, b"a\xff")), "x509: SAN rfc822Name is malformed"),
+    "san-uri-not-ascii": (OID_SAN, _SEQ(_tlv(0x86, b"urn:\xff")),
+                          "x509: SAN uniformResourceIdentifier is malformed"),
+    "san-ip-3-bytes": (OID_SAN, _SEQ(_tlv(0x87, b"\x01\x02\x03")), "x509: cannot parse IP address of length 3"),
+    "crldp-point-not-a-sequence": (OID_CRLDP, _SEQ(_tlv(0x02, b"\x01")), "x509: invalid CRL distribution point"),
+    "crldp-uri-cut": (OID_CRLDP, _SEQ(_SEQ(_tlv(0xA0, _tlv(0xA0, b"\x86\x09http")))),
+                      "x509: invalid CRL distribution point"),
+    "aia-no-method": (OID_AIA, _SEQ(_SEQ(_tlv(0x02, b"\x01"))), "x509: invalid authority info access"),
+    "aia-location-cut": (OID_AIA, _SEQ(_SEQ(_oid("1.3.6.1.5.5.7.48.1") + b"\x86\x09http")),
+                         "x509: invalid authority info access"),
+    "policies-no-oid": (OID_CP, _SEQ(_SEQ(_tlv(0x02, b"\x01"))), "x509: invalid certificate policies"),
+    "policies-oid-open-arc": (OID_CP, _SEQ(_SEQ(_tlv(0x06, b"\x2a\x81"))), "x509: invalid certificate policies"),
+}
+for _case, (_dotted, _value, _text) in _INNER.items():
+    _extra = () if _dotted == OID_BC else (_ext(OID_BC, BC_CA, True),)
+    CASES[_case] = (_with_extensions(*_extra, _ext(_dotted, _value)), _text)
+
 for _name, _dotted, _text in (("ku", OID_KU, "x509: invalid key usage"),
                               ("bc", OID_BC, "x509: invalid basic constraints"),
                               ("san", "2.5.29.17", "x509: invalid subject alternative names"),
@@ -146,6 +179,29 @@ def ca_der() -> bytes:
 def test_damaged_extensions(pki, ca_der, case):
     extensions, text = CASES[case]
     pem = _rebuilt(ca_der, extensions=extensions)
+    pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
+        400, errors=[f"error parsing certificate: {text}"])
+    pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(
+        500, errors=[MULTI.format(f"certificate could not be parsed: {text}")])
+
+
+_CN = _oid("2.5.4.3")
+
+
+@pytest.mark.parametrize(("issuer", "text"), [
+    (_SEQ(_tlv(0x02, b"\x01")), "x509: invalid RDNSequence"),
+    (_SEQ(_tlv(0x31, _tlv(0x02, b"\x01"))), "x509: invalid RDNSequence: invalid attribute"),
+    (_SEQ(_tlv(0x31, _SEQ(_tlv(0x02, b"\x01") + _tlv(0x0C, b"a")))), "x509: invalid RDNSequence: invalid attribute type"),
+    (_SEQ(_tlv(0x31, _SEQ(_CN))), "x509: invalid RDNSequence: invalid attribute value: invalid ASN.1 element"),
+    (_SEQ(_tlv(0x31, _SEQ(_CN + b"\x0c\x05a"))), "x509: invalid RDNSequence: invalid attribute value: invalid ASN.1 element"),
+    (_SEQ(_tlv(0x31, _SEQ(_CN + _tlv(0x13, b"a_b")))), "x509: invalid RDNSequence: invalid attribute value: "
+                                                      "invalid PrintableString"),
+    (_SEQ(_tlv(0x31, _SEQ(_CN + _tlv(0x0C, b"\xff")))), "x509: invalid RDNSequence: invalid attribute value: "
+                                                       "invalid UTF-8 string"),
+], ids=["rdn-not-a-set", "attribute-not-a-sequence", "attribute-type-not-an-oid", "attribute-value-missing",
+        "attribute-value-cut", "printable-underscore", "utf8-invalid"])
+def test_damaged_issuer_names(pki, ca_der, issuer, text):
+    pem = _rebuilt(ca_der, issuer=issuer)
     pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
         400, errors=[f"error parsing certificate: {text}"])
     pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(

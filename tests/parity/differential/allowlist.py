@@ -91,12 +91,23 @@ def _other_sans_order(req, bao, double, problems) -> bool:
     return bs is not None and bs == ds and len(bs.get("other", [])) > 1
 
 
+_CERT_PARSE = re.compile(r"(error parsing certificate|certificate could not be parsed|Error parsing issuer \d+): x509: "
+                         r"invalid RDNSequence: invalid attribute value: unsupported string type: \d+")
+
+
+def _certificate_cryptography_cannot_read(req, bao, double, problems) -> bool:
+    """The double refuses a certificate whose name holds a value that is not a string type (bao reads it)."""
+    errors = _errors(double)
+    return len(errors) == 1 and bool(_CERT_PARSE.search(errors[0]))
+
+
 ENTRIES: list[Allowed] = [
     Allowed("order of other SANs with several OIDs", _other_sans_order),
     Allowed("several fields that fail conversion in one request", _another_invalid_field),
     Allowed("CSR/certificate parse errors",
             _both_error_texts("could not be parsed", "could not be parsed")),
-    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts inside a name, time, key or extension value
+    Allowed("Certificates Go reads and cryptography cannot", _certificate_cryptography_cannot_read),
+    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts inside a time, key or URI
             _both_error_texts("error parsing certificate: x509: malformed",
                               "error parsing certificate: x509: malformed certificate")),
 ]

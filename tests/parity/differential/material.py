@@ -7,6 +7,7 @@ refuses (secp256k1, Ed448, RSA 1024).
 
 from __future__ import annotations
 
+import base64
 import datetime
 import functools
 from typing import Any
@@ -83,3 +84,12 @@ def foreign_cert(kind: str, cn: str, expired: bool, ca: bool) -> str:
                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(private_key.public_key()), critical=False))
     return builder.sign(private_key, _hash_for(private_key)).public_bytes(serialization.Encoding.PEM).decode()
+
+
+def damaged_cert(position: int, value: int) -> str:
+    """A foreign CA certificate (PEM) whose DER has the byte at ``position`` (taken modulo the DER's
+    length) replaced by ``value``: damage anywhere in the structure, for Go's parse texts."""
+    der = bytearray(base64.b64decode("".join(foreign_cert("ec-p256", "Foreign CA", False, True).splitlines()[1:-1])))
+    der[position % len(der)] = value
+    return ("-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(bytes(der)).decode()
+            + "-----END CERTIFICATE-----\n")

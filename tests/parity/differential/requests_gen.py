@@ -161,7 +161,10 @@ def csr_values(draw) -> Any:
 
 @st.composite
 def cert_values(draw) -> Any:
-    """A certificate for revoke / sign-self-issued: issued here, an issuer, foreign, or garbage."""
+    """A certificate for revoke / sign-self-issued: issued here, an issuer, foreign, garbage, or a
+    foreign CA with one DER byte changed."""
+    if draw(st.integers(0, 5)) == 0:
+        return material.damaged_cert(draw(st.integers(0, 400)), draw(st.integers(0, 255)))
     return draw(st.sampled_from([Ref("cert", draw(st.integers(0, 3))), Ref("cert", 0), Ref("root_pem"),
                                  Ref("other_root_pem"), material.foreign_cert("ec-p256", "Foreign", False, False),
                                  material.foreign_cert("ec-p256", "Foreign CA", False, True),

@@ -140,7 +140,7 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
         except cx509.InvalidVersion:  # Go: a version field above v3
             raise user_error(f"Error parsing issuer {index}: x509: invalid version\n{_block_pem(kind, der)}") from None
         except ValueError:
-            why = go_name_problem(der, certificate=True) or certificate_error(der) or "x509: malformed certificate"
+            why = certificate_error(der) or go_name_problem(der, certificate=True) or "x509: malformed certificate"
             try:  # a key Go's parser refuses (cryptography only fails at public_key())
                 why = invalid_public_key(cx509.load_der_x509_certificate(der), why) or why
             except ValueError:

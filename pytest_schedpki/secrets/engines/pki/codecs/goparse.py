@@ -1,98 +1,217 @@
 """Go's ``x509.ParseCertificate`` error texts, from a walk of the DER in Go's order (``crypto/x509``
-``parser.go``: ``parseCertificate``, ``parseExtension``, ``processExtensions``).
+``parser.go``: ``parseCertificate``, ``parseName``, ``parseExtension``, ``processExtensions`` and the
+``parse*Extension`` functions it calls).
 
 ``cryptography`` decides whether a certificate parses; this walk only says what Go would say, and
-finds what Go refuses but ``cryptography`` accepts (a critical authority or subject key identifier,
-a critical authority information access, an unreadable extension value that ``cryptography`` reads
-lazily). Reads follow ``cryptobyte``: definite lengths of at most four octets in their shortest
-form, one identifier octet, OIDs of base-128 arcs below 2^31 without a leading 0x80 octet, booleans
-of exactly 0x00 or 0xFF.
+finds what Go refuses but ``cryptography`` accepts or reads only lazily (a critical authority or
+subject key identifier, a critical authority information access, a damaged extension value). The
+reads follow ``cryptobyte`` (:mod:`.cryptobyte`).
 
 Covered: the certificate and TBS framing, version, serial number, both signature algorithm
-identifiers, issuer/validity/subject framing, the SPKI framing, the unique identifiers, each
-extension's structure (OID, critical flag, value), duplicate extensions, the outermost structure of
-the extensions Go interprets, and the signature. Texts for problems inside names, times, keys and
-extension contents beyond their outermost element come from elsewhere (:mod:`.pem`) or stay
+identifiers, the structure of the issuer and subject names, the validity and SPKI framing, the unique
+identifiers, each extension's structure (OID, critical flag, value), duplicate extensions, the values
+of basic constraints, key usage, extended key usage, subject and authority key identifiers, subject
+alternative names (structure, IA5 text, IP length), CRL distribution points, authority information
+access and certificate policies, the outermost element of name constraints, and the signature.
+Texts for problems inside name values, times, keys and URIs come from elsewhere (:mod:`.pem`) or stay
 approximate (``x509: malformed certificate``).
 """
 
 from __future__ import annotations
 
-SEQUENCE, BOOLEAN, INTEGER, BIT_STRING, OCTET_STRING, OID = 0x30, 0x01, 0x02, 0x03, 0x04, 0x06
+from collections.abc import Callable
+
+from .cryptobyte import (
+    BIT_STRING,
+    BOOLEAN,
+    INTEGER,
+    OCTET_STRING,
+    OID,
+    SEQUENCE,
+    SET,
+    is_bit_string,
+    is_boolean,
+    is_integer,
+    is_oid_der,
+    oid_arcs,
+    peek,
+    read_any,
+    read_element,
+    skip_optional,
+)
+from .pem import go_string_error
+
+__all__ = ["certificate_error", "is_integer", "read_element"]
 
 
-def read_element(data: bytes, pos: int, tag: int) -> tuple[bytes, int] | None:
-    """cryptobyte ``ReadASN1`` of one element with identifier octet ``tag`` at ``pos``: ``(content,
-    next position)``, or ``None`` (other tag, truncated, indefinite or non-minimal length)."""
-    if pos + 2 > len(data) or data[pos] != tag:
-        return None
-    first, pos = data[pos + 1], pos + 2
-    if first & 0x80:
-        count = first & 0x7F
-        if count == 0 or count > 4 or pos + count > len(data):
-            return None
-        length = int.from_bytes(data[pos:pos + count], "big")
-        if length < 0x80 or data[pos] == 0:
-            return None
-        pos += count
-    else:
-        length = first
-    if pos + length > len(data):
-        return None
-    return data[pos:pos + length], pos + length
+def _name_error(element: bytes) -> str | None:
+    """``parseName`` over the content of a Name's SEQUENCE: its structure, then each value string
+    (``parseASN1String``, :func:`.pem.go_string_error`)."""
+    pos = 0
+    while pos < len(element):
+        rdn = read_element(element, pos, SET)
+        if rdn is None:
+            return "x509: invalid RDNSequence"
+        members, pos = rdn
+        at = 0
+        while at < len(members):
+            atav = read_element(members, at, SEQUENCE)
+            if atav is None:
+                return "x509: invalid RDNSequence: invalid attribute"
+            body, at = atav
+            kind = read_element(body, 0, OID)
+            if kind is None or oid_arcs(kind[0]) is None:
+                return "x509: invalid RDNSequence: invalid attribute type"
+            value = read_any(body, kind[1])
+            if value is None:  # bao 2.7.2's text (its Go's parseName)
+                return "x509: invalid RDNSequence: invalid attribute value: invalid ASN.1 element"
+            problem = go_string_error(value[0], value[1])
+            if problem and not problem.startswith("unsupported string type"):  # bao 2.7.2 accepts other types
+                return f"x509: invalid RDNSequence: invalid attribute value: {problem}"
+    return None
 
 
-def is_integer(content: bytes) -> bool:
-    """cryptobyte's INTEGER content rule: non-empty and minimally encoded."""
-    return bool(content) and not (len(content) > 1 and ((content[0] == 0 and content[1] < 0x80)
-                                                        or (content[0] == 0xFF and content[1] >= 0x80)))
+# ----------------------------------------------------------------------------- processExtensions
+
+def _basic_constraints(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid basic constraints"
+    body, at = seq[0], 0
+    if peek(body, at, BOOLEAN):
+        flag = read_element(body, at, BOOLEAN)
+        if flag is None or not is_boolean(flag[0]):
+            return "x509: invalid basic constraints"
+        at = flag[1]
+    if peek(body, at, INTEGER):
+        number = read_element(body, at, INTEGER)
+        if number is None or not is_integer(number[0]) or len(number[0]) > 8:
+            return "x509: invalid basic constraints"
+    return None
 
 
-def _oid_arcs(content: bytes) -> list[int] | None:
-    """cryptobyte ``ReadASN1ObjectIdentifier`` on the content octets: the arcs, or ``None``."""
-    values, value, octets = [], 0, 0
-    for byte in content:
-        if octets == 5 or value >= 1 << 24 or (octets == 0 and byte == 0x80):
-            return None
-        value, octets = (value << 7) | (byte & 0x7F), octets + 1
-        if not byte & 0x80:
-            values.append(value)
-            value, octets = 0, 0
-    if not values or octets:
-        return None
-    first = values[0]
-    head = [0, first] if first < 40 else [1, first - 40] if first < 80 else [2, first - 80]
-    return head + values[1:]
+def _key_usage(value: bytes) -> str | None:
+    bits = read_element(value, 0, BIT_STRING)
+    return None if bits is not None and is_bit_string(bits[0]) else "x509: invalid key usage"
 
 
-def _bit_string(content: bytes) -> bool:
-    """cryptobyte ``ReadASN1BitString``'s content rule."""
-    if not content or content[0] > 7:
-        return False
-    padding, bits = content[0], content[1:]
-    return (not bits and padding == 0) or (bool(bits) and bits[-1] & ((1 << padding) - 1) == 0)
+def _ext_key_usage(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid extended key usages"
+    body, at = seq[0], 0
+    while at < len(body):
+        usage = read_element(body, at, OID)
+        if usage is None or oid_arcs(usage[0]) is None:
+            return "x509: invalid extended key usages"
+        at = usage[1]
+    return None
 
 
-def _skip_optional(data: bytes, pos: int, tag: int) -> int | None:
-    """``SkipOptionalASN1``: the position after an optional element, ``None`` when it is damaged."""
-    if pos >= len(data) or data[pos] != tag:
-        return pos
-    element = read_element(data, pos, tag)
-    return None if element is None else element[1]
+def _authority_key_id(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None or (peek(seq[0], 0, 0x80) and read_element(seq[0], 0, 0x80) is None):
+        return "x509: invalid authority key identifier"
+    return None
 
 
-# processExtensions: the outermost read of each extension Go interprets, and its text
-_OUTERMOST = {
-    "2.5.29.15": (BIT_STRING, "x509: invalid key usage"),
-    "2.5.29.19": (SEQUENCE, "x509: invalid basic constraints"),
-    "2.5.29.17": (SEQUENCE, "x509: invalid subject alternative names"),
-    "2.5.29.30": (SEQUENCE, "x509: invalid NameConstraints extension"),
-    "2.5.29.31": (SEQUENCE, "x509: invalid CRL distribution points"),
-    "2.5.29.35": (SEQUENCE, "x509: invalid authority key identifier"),
-    "2.5.29.37": (SEQUENCE, "x509: invalid extended key usages"),
-    "2.5.29.14": (OCTET_STRING, "x509: invalid subject key identifier"),
-    "2.5.29.32": (SEQUENCE, "x509: invalid certificate policies"),
-    "1.3.6.1.5.5.7.1.1": (SEQUENCE, "x509: invalid authority info access"),
+def _subject_key_id(value: bytes) -> str | None:
+    return None if read_element(value, 0, OCTET_STRING) is not None else "x509: invalid subject key identifier"
+
+
+_SAN_IA5 = {1: "rfc822Name", 2: "dNSName", 6: "uniformResourceIdentifier"}
+
+
+def _subject_alt_names(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid subject alternative names"
+    body, at = seq[0], 0
+    while at < len(body):
+        name = read_any(body, at)
+        if name is None:
+            return "x509: invalid subject alternative name"
+        tag, content, at = name
+        kind = tag ^ 0x80
+        if kind in _SAN_IA5 and any(byte >= 0x80 for byte in content):
+            return f"x509: SAN {_SAN_IA5[kind]} is malformed"
+        if kind == 7 and len(content) not in (4, 16):
+            return f"x509: cannot parse IP address of length {len(content)}"
+    return None
+
+
+def _crl_distribution_points(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid CRL distribution points"
+    body, at = seq[0], 0
+    while at < len(body):
+        point = read_element(body, at, SEQUENCE)
+        if point is None:
+            return "x509: invalid CRL distribution point"
+        content, at = point
+        if not peek(content, 0, 0xA0):
+            continue
+        name = read_element(content, 0, 0xA0)
+        full = None if name is None else read_element(name[0], 0, 0xA0)
+        if full is None:
+            return "x509: invalid CRL distribution point"
+        names, inner = full[0], 0
+        while inner < len(names) and peek(names, inner, 0x86):
+            uri = read_element(names, inner, 0x86)
+            if uri is None:
+                return "x509: invalid CRL distribution point"
+            inner = uri[1]
+    return None
+
+
+def _authority_info_access(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid authority info access"
+    body, at = seq[0], 0
+    while at < len(body):
+        access = read_element(body, at, SEQUENCE)
+        if access is None:
+            return "x509: invalid authority info access"
+        content, at = access
+        method = read_element(content, 0, OID)
+        if method is None or oid_arcs(method[0]) is None:
+            return "x509: invalid authority info access"
+        if peek(content, method[1], 0x86) and read_element(content, method[1], 0x86) is None:
+            return "x509: invalid authority info access"
+    return None
+
+
+def _certificate_policies(value: bytes) -> str | None:
+    seq = read_element(value, 0, SEQUENCE)
+    if seq is None:
+        return "x509: invalid certificate policies"
+    body, at = seq[0], 0
+    while at < len(body):
+        policy = read_element(body, at, SEQUENCE)
+        oid = None if policy is None else read_element(policy[0], 0, OID)
+        if oid is None or not is_oid_der(oid[0]):
+            return "x509: invalid certificate policies"
+        at = policy[1]
+    return None
+
+
+def _name_constraints(value: bytes) -> str | None:
+    return None if read_element(value, 0, SEQUENCE) is not None else "x509: invalid NameConstraints extension"
+
+
+_PROCESS: dict[str, Callable[[bytes], str | None]] = {
+    "2.5.29.15": _key_usage,
+    "2.5.29.19": _basic_constraints,
+    "2.5.29.17": _subject_alt_names,
+    "2.5.29.30": _name_constraints,
+    "2.5.29.31": _crl_distribution_points,
+    "2.5.29.35": _authority_key_id,
+    "2.5.29.37": _ext_key_usage,
+    "2.5.29.14": _subject_key_id,
+    "2.5.29.32": _certificate_policies,
+    "1.3.6.1.5.5.7.1.1": _authority_info_access,
 }
 _NOT_CRITICAL = {  # RFC 5280 says conforming CAs mark these non-critical; Go refuses them critical
     "2.5.29.35": "x509: authority key identifier incorrectly marked critical",
@@ -113,13 +232,13 @@ def _extensions_error(extensions: bytes) -> str | None:
             return "x509: malformed extension"
         extension, pos = element
         oid = read_element(extension, 0, OID)
-        arcs = None if oid is None else _oid_arcs(oid[0])
-        if arcs is None:
+        arcs = None if oid is None else oid_arcs(oid[0])
+        if oid is None or arcs is None:
             return "x509: malformed extension OID field"
         at, critical = oid[1], False
-        if at < len(extension) and extension[at] == BOOLEAN:
+        if peek(extension, at, BOOLEAN):
             flag = read_element(extension, at, BOOLEAN)
-            if flag is None or len(flag[0]) != 1 or flag[0][0] not in (0x00, 0xFF):
+            if flag is None or not is_boolean(flag[0]):
                 return "x509: malformed extension critical field"
             critical, at = flag[0][0] == 0xFF, flag[1]
         value = read_element(extension, at, OCTET_STRING)
@@ -132,12 +251,28 @@ def _extensions_error(extensions: bytes) -> str | None:
     for dotted, critical, value in seen:
         if critical and dotted in _NOT_CRITICAL:  # checked before the value is read
             return _NOT_CRITICAL[dotted]
-        rule = _OUTERMOST.get(dotted)
-        if rule is not None:
-            content = read_element(value, 0, rule[0])
-            if content is None or (rule[0] == BIT_STRING and not _bit_string(content[0])):
-                return rule[1]
+        check = _PROCESS.get(dotted)
+        problem = check(value) if check is not None else None
+        if problem:
+            return problem
     return None
+
+
+# ----------------------------------------------------------------------------- the certificate
+
+def _version(tbs: bytes) -> tuple[int, int] | str:
+    """``(version, position after it)`` (1 when absent), or Go's error."""
+    if not peek(tbs, 0, 0xA0):
+        return 1, 0
+    explicit = read_element(tbs, 0, 0xA0)
+    if explicit is None:
+        return "x509: malformed version"
+    inner = read_element(explicit[0], 0, INTEGER)
+    if inner is None or inner[1] != len(explicit[0]) or not is_integer(inner[0]) or len(inner[0]) > 8 \
+            or inner[0][0] & 0x80:
+        return "x509: malformed version"
+    version = int.from_bytes(inner[0], "big") + 1
+    return (version, explicit[1]) if version <= 3 else "x509: invalid version"
 
 
 def certificate_error(der: bytes) -> str | None:
@@ -151,17 +286,10 @@ def certificate_error(der: bytes) -> str | None:
     if tbs_el is None:
         return "x509: malformed tbs certificate"
     tbs, after_tbs = tbs_el
-    pos, version = 0, 1
-    explicit = read_element(tbs, pos, 0xA0)
-    if explicit is not None:
-        inner = read_element(explicit[0], 0, INTEGER)
-        if inner is None or inner[1] != len(explicit[0]) or not is_integer(inner[0]) or len(inner[0]) > 8 \
-                or inner[0][0] & 0x80:
-            return "x509: malformed version"
-        version = int.from_bytes(inner[0], "big") + 1
-        if version > 3:
-            return "x509: invalid version"
-        pos = explicit[1]
+    version = _version(tbs)
+    if isinstance(version, str):
+        return version
+    version_number, pos = version
     serial = read_element(tbs, pos, INTEGER)
     if serial is None or not is_integer(serial[0]):
         return "x509: malformed serial number"
@@ -179,21 +307,24 @@ def certificate_error(der: bytes) -> str | None:
         if element is None:
             return f"x509: malformed {what}"
         pos = element[1]
+        problem = _name_error(element[0]) if what in ("issuer", "subject") else None
+        if problem:
+            return problem
     spki = element[0]
     algorithm = read_element(spki, 0, SEQUENCE)
     if algorithm is None:
         return "x509: malformed public key algorithm identifier"
     key = read_element(spki, algorithm[1], BIT_STRING)
-    if key is None or not _bit_string(key[0]):
+    if key is None or not is_bit_string(key[0]):
         return "x509: malformed subjectPublicKey"
-    if version > 1:
-        pos = _skip_optional(tbs, pos, 0x81)
+    if version_number > 1:
+        pos = skip_optional(tbs, pos, 0x81)
         if pos is None:
             return "x509: malformed issuerUniqueID"
-        pos = _skip_optional(tbs, pos, 0x82)
+        pos = skip_optional(tbs, pos, 0x82)
         if pos is None:
             return "x509: malformed subjectUniqueID"
-        if version == 3 and pos < len(tbs) and tbs[pos] == 0xA3:
+        if version_number == 3 and peek(tbs, pos, 0xA3):
             extensions = read_element(tbs, pos, 0xA3)
             if extensions is None:
                 return "x509: malformed extensions"
@@ -201,6 +332,6 @@ def certificate_error(der: bytes) -> str | None:
             if problem:
                 return problem
     signature = read_element(body, outer_ai[1], BIT_STRING)
-    if signature is None or not _bit_string(signature[0]):
+    if signature is None or not is_bit_string(signature[0]):
         return "x509: malformed signature"
     return None

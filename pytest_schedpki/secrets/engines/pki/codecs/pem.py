@@ -260,7 +260,7 @@ def invalid_public_key(parsed, fallback: str) -> str | None:
 _PRINTABLE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 '()+,-./:=?*&")
 
 
-def _go_string_error(tag: int, value: bytes) -> str | None:
+def go_string_error(tag: int, value: bytes) -> str | None:
     """Go ``x509.parseASN1String``'s complaint about an attribute value, or None when it is fine."""
     if tag == 19:  # PrintableString (Go accepts '*' and '&' too)
         return None if set(value) <= _PRINTABLE else "invalid PrintableString"
@@ -303,7 +303,7 @@ def go_name_error(der: bytes, offset: int = 0) -> str:
                 inner = atv_start + atv_length
                 _, _, _, oid_length, oid_start = _tag_and_length(der, atv_start)  # the attribute type
                 _, tag, _, value_length, value_start = _tag_and_length(der, oid_start + oid_length)
-                problem = _go_string_error(tag, der[value_start:value_start + value_length])
+                problem = go_string_error(tag, der[value_start:value_start + value_length])
                 if problem:
                     return f"x509: invalid RDNSequence: invalid attribute value: {problem}"
     except (_Asn1Error, IndexError):

@@ -128,7 +128,7 @@ def parse_submitted(text: str) -> x509.Certificate:
         except x509.InvalidVersion:  # Go: a version field above v3
             raise user_error("error parsing certificate: x509: invalid version") from None
         except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType):
-            reason = go_name_problem(der, certificate=True) or certificate_error(der) or "x509: malformed certificate"
+            reason = certificate_error(der) or go_name_problem(der, certificate=True) or "x509: malformed certificate"
             raise user_error(f"error parsing certificate: {reason}") from None
         problem = (serial_error(certs[-1]) or name_error(certs[-1], der[:size])
                    or invalid_public_key(certs[-1], "x509: malformed certificate") or certificate_error(der[:size]))
