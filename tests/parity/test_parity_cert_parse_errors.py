@@ -83,7 +83,8 @@ def _ca_der() -> bytes:
 
 
 def _rebuilt(der: bytes, extensions: bytes | None = None, signature: bytes | None = None,
-             before_extensions: bytes = b"", last: bool = False, issuer: bytes | None = None) -> str:
+             before_extensions: bytes = b"", last: bool = False, issuer: bytes | None = None,
+             validity: bytes | None = None) -> str:
     """``der`` (from :func:`_ca_der`) as PEM with the ``[3]`` content replaced by ``extensions``,
     ``before_extensions`` put in front of it (unique identifiers; ``last``: with no ``[3]`` after
     them), the issuer name or the signature element replaced."""
@@ -91,6 +92,8 @@ def _rebuilt(der: bytes, extensions: bytes | None = None, signature: bytes | Non
     fields = _elements(_content(tbs))
     if issuer is not None:
         fields[3] = issuer
+    if validity is not None:
+        fields[4] = validity
     head, old_extensions = fields[:-1], fields[-1]
     assert old_extensions[0] == 0xA3
     new_extensions = b"" if last else old_extensions if extensions is None else _tlv(0xA3, extensions)
@@ -202,6 +205,32 @@ _CN = _oid("2.5.4.3")
         "attribute-value-cut", "printable-underscore", "utf8-invalid"])
 def test_damaged_issuer_names(pki, ca_der, issuer, text):
     pem = _rebuilt(ca_der, issuer=issuer)
+    pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
+        400, errors=[f"error parsing certificate: {text}"])
+    pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(
+        500, errors=[MULTI.format(f"certificate could not be parsed: {text}")])
+
+
+_NOT_AFTER = _tlv(0x17, b"361125000000Z")
+
+
+@pytest.mark.parametrize(("not_before", "text"), [
+    (_tlv(0x17, b"261301000000Z"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"260230000000Z"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"261125240000Z"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"261125000060Z"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"261125000000+0000"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"261125000000"), "x509: malformed UTCTime"),
+    (_tlv(0x17, b"2611250000001Z"), "x509: malformed UTCTime"),
+    (_tlv(0x18, b"20261125000000.10Z"), "x509: malformed GeneralizedTime"),
+    (_tlv(0x18, b"20261125000000,1Z"), "x509: malformed GeneralizedTime"),
+    (_tlv(0x18, b"20250229000000Z"), "x509: malformed GeneralizedTime"),
+    (_tlv(0x18, b"202611250000Z"), "x509: malformed GeneralizedTime"),
+    (_tlv(0x02, b"\x01"), "x509: unsupported time format"),
+], ids=["month-13", "february-30", "hour-24", "second-60", "zero-offset", "no-zone", "13-digits",
+        "fraction-trailing-zero", "fraction-comma", "not-a-leap-year", "no-seconds", "integer"])
+def test_damaged_validity(pki, ca_der, not_before, text):
+    pem = _rebuilt(ca_der, validity=_SEQ(not_before + _NOT_AFTER))
     pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
         400, errors=[f"error parsing certificate: {text}"])
     pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(

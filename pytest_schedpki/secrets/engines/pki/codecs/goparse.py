@@ -19,6 +19,7 @@ approximate (``x509: malformed certificate``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .cryptobyte import (
@@ -68,6 +69,51 @@ def _name_error(element: bytes) -> str | None:
             problem = go_string_error(value[0], value[1])
             if problem and not problem.startswith("unsupported string type"):  # bao 2.7.2 accepts other types
                 return f"x509: invalid RDNSequence: invalid attribute value: {problem}"
+    return None
+
+
+# ----------------------------------------------------------------------------- parseValidity
+
+_UTC_TIME = re.compile(rb"(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)?(Z|[+-]\d{4})")
+_GENERALIZED_TIME = re.compile(rb"(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\.\d{0,8}[1-9])?(Z|[+-]\d{4})")
+
+
+def _time_ok(match: re.Match | None, year: int) -> bool:
+    """What ``time.Parse`` accepts and ``Format`` writes back unchanged: a real date and time of day,
+    and a zone ``Z`` or a non-zero offset of at most 24 hours and 60 minutes."""
+    if match is None:
+        return False
+    month, day, hour, minute = (int(match.group(i)) for i in (2, 3, 4, 5))
+    second = int(match.group(6)) if match.group(6) else 0
+    zone = match.group(match.lastindex)
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = 29 if month == 2 and leap else (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month] if 1 <= month <= 12 else 0
+    if not (1 <= day <= days and hour < 24 and minute < 60 and second < 60):
+        return False
+    return zone == b"Z" or (zone[1:] != b"0000" and int(zone[1:3]) <= 24 and int(zone[3:5]) <= 60)
+
+
+def _validity_error(validity: bytes) -> str | None:
+    """``parseValidity``: notBefore, then notAfter, each a UTCTime (``YYMMDDhhmm[ss]`` and a zone; a
+    two-digit year below 69 is 20xx, as ``time.Parse`` reads it) or a GeneralizedTime
+    (``YYYYMMDDhhmmss``, optional fraction, a zone), read as cryptobyte's ``ReadASN1UTCTime`` /
+    ``ReadASN1GeneralizedTime`` read them (the text must be what Go writes back)."""
+    pos = 0
+    for _ in range(2):
+        if peek(validity, pos, 0x17):
+            element = read_element(validity, pos, 0x17)
+            match = None if element is None else _UTC_TIME.fullmatch(element[0])
+            year = 0 if match is None else int(match.group(1))
+            if element is None or not _time_ok(match, year + (1900 if year >= 69 else 2000)):
+                return "x509: malformed UTCTime"
+        elif peek(validity, pos, 0x18):
+            element = read_element(validity, pos, 0x18)
+            match = None if element is None else _GENERALIZED_TIME.fullmatch(element[0])
+            if element is None or not _time_ok(match, int(match.group(1)) if match else 0):
+                return "x509: malformed GeneralizedTime"
+        else:
+            return "x509: unsupported time format"
+        pos = element[1]
     return None
 
 
@@ -307,7 +353,8 @@ def certificate_error(der: bytes) -> str | None:
         if element is None:
             return f"x509: malformed {what}"
         pos = element[1]
-        problem = _name_error(element[0]) if what in ("issuer", "subject") else None
+        problem = (_name_error(element[0]) if what in ("issuer", "subject")
+                   else _validity_error(element[0]) if what == "validity" else None)
         if problem:
             return problem
     spki = element[0]
