@@ -107,7 +107,7 @@ ENTRIES: list[Allowed] = [
     Allowed("CSR/certificate parse errors",
             _both_error_texts("could not be parsed", "could not be parsed")),
     Allowed("Certificates Go reads and cryptography cannot", _certificate_cryptography_cannot_read),
-    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts inside a time, key or URI
+    Allowed("CSR/certificate parse errors",  # sign-self-issued: Go's texts inside a key or URI
             _both_error_texts("error parsing certificate: x509: malformed",
                               "error parsing certificate: x509: malformed certificate")),
 ]
