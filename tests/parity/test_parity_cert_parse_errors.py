@@ -263,3 +263,52 @@ def test_damaged_extensions_on_import(pki, ca_der, case):
 
     pki.send("POST", "/v1/{mount}/issuers/import/cert", json={"pem_bundle": pem}).same().expect(400).check(
         names_the_part)
+
+
+def _with_point(der: bytes, point: bytes, csr: bool = False) -> str:
+    """``der`` (a certificate, or a CSR with ``csr``) as PEM with the subjectPublicKey bits replaced by
+    ``point`` (the signature no longer matches; Go parses the key first)."""
+    info, algorithm, sig = _elements(_content(der))
+    fields = _elements(_content(info))
+    at = 2 if csr else 6
+    key_algorithm, _ = _elements(_content(fields[at]))
+    fields[at] = _SEQ(key_algorithm + _tlv(0x03, b"\x00" + point))
+    body = _SEQ(b"".join(fields)) + algorithm + sig
+    kind = "CERTIFICATE REQUEST" if csr else "CERTIFICATE"
+    return f"-----BEGIN {kind}-----\n" + base64.encodebytes(_SEQ(body)).decode() + f"-----END {kind}-----\n"
+
+
+def _points(der: bytes, csr: bool = False) -> dict[str, bytes]:
+    info = _elements(_content(_elements(_content(der))[0]))
+    point = _content(_elements(_content(info[2 if csr else 6]))[1])[1:]
+    return {"prefix-05": b"\x05" + point[1:], "compressed": b"\x02" + point[1:33], "short": point[:64],
+            "long": point + b"\x00", "off-curve": point[:64] + bytes([point[64] ^ 1]), "empty": b"",
+            "infinity": b"\x00"}
+
+
+POINT_TEXTS = {"prefix-05": "ecdsa: invalid uncompressed public key", "compressed": "ecdsa: invalid uncompressed public key",
+               "short": "invalid P256 point encoding", "long": "invalid P256 point encoding",
+               "off-curve": "P256 point not on curve", "empty": "ecdsa: invalid uncompressed public key",
+               "infinity": "ecdsa: invalid uncompressed public key"}
+
+
+@pytest.mark.parametrize("case", sorted(POINT_TEXTS))
+def test_ec_points_go_does_not_read(pki, ca_der, case):
+    """Go reads only uncompressed points of the right length on the curve (``ecdsa.ParseUncompressedPublicKey``);
+    cryptography also reads compressed ones."""
+    pem = _with_point(ca_der, _points(ca_der)[case])
+    text = POINT_TEXTS[case]
+    pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
+        400, errors=[f"error parsing certificate: {text}"])
+    pki.send("POST", "/v1/{mount}/revoke", json={"certificate": pem}).same().expect(
+        500, errors=[MULTI.format(f"certificate could not be parsed: {text}")])
+
+
+@pytest.mark.parametrize("case", sorted(POINT_TEXTS))
+def test_ec_points_go_does_not_read_in_a_csr(pki, case):
+    key = h.ec_key()
+    csr = (x509.CertificateSigningRequestBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "c")]))
+           .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.DER))
+    pem = _with_point(csr, _points(csr, csr=True)[case], csr=True)
+    pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": pem}).same().expect(
+        400, errors=[f"certificate request could not be parsed: {POINT_TEXTS[case]}"])

@@ -197,7 +197,7 @@ def test_uri_sans_whose_host_go_cannot_read_back_fail_after_signing(roles, uri, 
 
 # ----------------------------------------------------------------------------------- 19. EKU OIDs
 
-@pytest.mark.parametrize("oids", ["0", "1.2.x,3.1", "1.40"])
+@pytest.mark.parametrize("oids", ["0", "1.2.x,3.1", "1.40", "1.2.840.113549.1.1.1.99999999999,0", "-1.2,1.40"])
 def test_sign_verbatim_eku_oids_go_cannot_marshal(pki, ec_csr, oids):
     pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": ec_csr, "ext_key_usage_oids": oids}).same().expect(
         500, errors=["1 error occurred:\n\t* unable to create certificate: asn1: structure error: invalid object "

@@ -17,8 +17,9 @@ from pytest_schedpki.secrets.framework.fields import STRING, Field
 from pytest_schedpki.secrets.framework.logical import LogicalResponse, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
+from ..codecs.gokey import public_key_or_none
 from ..codecs.goparse import certificate_error
-from ..codecs.pem import load_der_certificate, name_error, public_key_or_none, serial_error
+from ..codecs.pem import load_der_certificate, name_error, serial_error
 from ..codecs.x509 import (
     go_name_problem,
     invalid_public_key,

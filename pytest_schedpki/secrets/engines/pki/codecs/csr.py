@@ -13,17 +13,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from pytest_schedpki.secrets.framework.logical import user_error
 
+from .gokey import invalid_public_key
 from .keys import (
     _pss_padding,
     signature_hash,
 )
-from .pem import (
-    go_asn1_error,
-    go_name_problem,
-    invalid_public_key,
-    name_error,
-    pem_blocks,
-)
+from .pem import go_asn1_error, go_name_problem, name_error, pem_blocks
 
 
 def go_san_order(sans: list[x509.GeneralName]) -> list[x509.GeneralName]:

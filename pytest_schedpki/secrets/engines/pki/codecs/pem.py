@@ -212,51 +212,6 @@ def go_asn1_error(der: bytes, schema: tuple = CSR_SCHEMA) -> str:
     return "x509: malformed certificate request"
 
 
-# id-ecPublicKey curves as their DER OIDs appear in a SubjectPublicKeyInfo, with Go's nistec names
-_CURVE_OIDS = {bytes.fromhex("06052b81040021"): "P224", bytes.fromhex("06082a8648ce3d030107"): "P256",
-               bytes.fromhex("06052b81040022"): "P384", bytes.fromhex("06052b81040023"): "P521"}
-_EC_PUBLIC_KEY = "1.2.840.10045.2.1"
-_GO_CURVES = frozenset({"secp224r1", "secp256r1", "secp384r1", "secp521r1"})
-
-
-def public_key_or_none(parsed):
-    """The public key of a certificate or CSR, or None for an algorithm cryptography does not know
-    (Go then has a nil ``PublicKey``, which callers refuse in their own words)."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-
-    try:
-        return parsed.public_key()
-    except UnsupportedAlgorithm:
-        return None
-
-
-def invalid_public_key(parsed, fallback: str) -> str | None:
-    """Go's parse error for a certificate or CSR (``parsed``, from cryptography) whose public key is
-    invalid - Go's parser fails where cryptography only fails later, at ``public_key()``: ``P256 point
-    not on curve`` for an EC point off its curve, else ``fallback``. None when the key loads, or when
-    its algorithm is unknown (Go then parses a nil key that the callers refuse in their own words)."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-
-    try:
-        key = parsed.public_key()
-    except UnsupportedAlgorithm:  # Go refuses an unknown curve, and parses an unknown algorithm as nil
-        ec_key = parsed.public_key_algorithm_oid.dotted_string == _EC_PUBLIC_KEY
-        return "x509: unsupported elliptic curve" if ec_key else None
-    except ValueError:
-        pass
-    else:  # Go's x509 knows only the NIST curves P-224/256/384/521 (secp256k1 is refused)
-        curve = getattr(key, "curve", None)
-        if curve is not None and curve.name not in _GO_CURVES:
-            return "x509: unsupported elliptic curve"
-        return None
-    tbs = getattr(parsed, "tbs_certificate_bytes", None) or parsed.tbs_certrequest_bytes
-    if parsed.public_key_algorithm_oid.dotted_string == _EC_PUBLIC_KEY:
-        for oid, name in _CURVE_OIDS.items():
-            if oid in tbs:
-                return f"{name} point not on curve"
-    return fallback
-
-
 _PRINTABLE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 '()+,-./:=?*&")
 
 

@@ -49,6 +49,7 @@ from .goder import (
     with_early_not_before,
 )
 from .goder import der_tlv as _der_tlv
+from .gokey import invalid_public_key  # noqa: F401 - re-exported
 from .keys import (  # noqa: F401 - re-exported
     EC_CURVES,
     RSA_BITS,
@@ -66,7 +67,6 @@ from .keys import (  # noqa: F401 - re-exported
 from .pem import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
-    invalid_public_key,
     name_error,
     pem_blocks,
     pem_decode,
@@ -177,6 +177,7 @@ def _key_usage(names: Iterable[str], is_ca: bool) -> x509.ExtensionType | None:
 def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKeyUsage | None:
     wanted = {n.strip().lower() for n in names}
     usages = [oid for name, oid in EXT_KEY_USAGE_OIDS.items() if name in wanted]
+    extra: list[list[int]] = []
     for text in oids:
         try:
             arcs = go_oid_arcs(text.strip())
@@ -184,6 +185,8 @@ def _ext_key_usage(names: Iterable[str], oids: Iterable[str]) -> x509.ExtendedKe
             continue  # certutil skips OIDs whose arcs are not integers
         if len(arcs) < 2 or arcs[0] > 2 or (arcs[0] < 2 and arcs[1] >= 40):  # encoding/asn1 refuses to marshal
             raise ValueError("asn1: structure error: invalid object identifier")
+        extra.append(arcs)
+    for arcs in extra:  # all of them marshaled first: the created certificate is parsed afterwards
         if not oid_encodable(arcs) or max(arcs) >= 2 ** 31 or 40 * arcs[0] + arcs[1] >= 2 ** 31:
             # marshaled, but Go's parser reads arcs as non-negative 31-bit numbers only
             raise internal_error("unable to parse created certificate: x509: invalid extended key usages")

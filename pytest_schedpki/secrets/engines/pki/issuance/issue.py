@@ -26,7 +26,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import IssuerNotFound, aia_for, chain_for, issuer_key, resolve_issuer
 from ..codecs import x509 as pkix
-from ..codecs.pem import public_key_or_none
+from ..codecs.gokey import public_key_or_none
 from ..enterprise.cert_metadata import CERT_METADATA_FIELDS, store_cert_metadata, take_cert_metadata
 from ..enterprise.gate import enterprise_variant
 from ..model import CertRecord, serial_to_hex

@@ -56,10 +56,10 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 from ..authority.issuers import REF
 from ..codecs import x509 as pkix
 from ..codecs.goder import readable
+from ..codecs.gokey import invalid_public_key
 from ..codecs.goparse import certificate_error
 from ..codecs.pem import (
     go_name_problem,
-    invalid_public_key,
     load_der_certificate,
     name_error,
     pem_decode,

@@ -25,12 +25,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa, x25519
 
 from pytest_schedpki.secrets.framework.logical import internal_error
 
+from ..codecs.gokey import invalid_public_key
 from ..codecs.goparse import certificate_error, read_element
 from ..codecs.pem import (  # the encoding/asn1 walk of codecs/pem.py
     _Asn1Error,
     _parse_field,
     go_name_problem,
-    invalid_public_key,
     load_der_certificate,
     name_error,
     pem_decode,
