@@ -1,7 +1,7 @@
 """Vault/OpenBao: the secrets service, its mounts, tokens and ACL policies.
 
 * ``service`` - ``SecretsService``: mounts (each with its engine), tokens, policies, wrapping, snapshots;
-* ``http`` - the WSGI skin: request decoding (``jsonbody``), authentication, ACL check, dispatch to
+* ``http`` - the WSGI skin: request decoding (``jsonbody``, its syntax-error texts in ``json_syntax``), authentication, ACL check, dispatch to
   ``sys/``, ``auth/<method>/`` or a mount's engine, OpenBao's envelope and errors;
 * ``system/`` - the ``sys/`` endpoints (health, status, seal, mounts, auth mounts, policies,
   wrapping, leases, capabilities, path help) and the token method's paths (create, renew, revoke,

@@ -7,7 +7,7 @@ Errors: ``failed to decode JSON input: <reason>`` (400) with the reasons the liv
 after object key``, ``invalid character 'a' in literal true (expecting 'u')``, ``json: cannot
 unmarshal array into Go value of type map[string]interface {}``, ``exceeded max depth`` (nesting
 deeper than Go's 10000 levels; shallower bodies too deep for Python's json module are read by the
-Go scanner port instead).
+Go scanner port instead). The syntax-error wordings live in :mod:`.json_syntax`.
 
 The token scan also enforces the listener's JSON complexity limits with their defaults
 (``max_request_json_strings`` 1000 strings, keys included; ``max_request_json_memory`` 32 MiB +
@@ -23,13 +23,11 @@ import math
 import re
 from typing import Any
 
-from ..golang.duration import go_quote
 from ..golang.json import JArr, JNum, JObj, JStr, decode_first_value
 from ..golang.scan import GoJSONError, first_value_end
 from .framework.fields import JsonNumber
 from .framework.logical import user_error
-
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
+from .json_syntax import LITERALS, literal_error, scanner_reason, syntax_reason
 
 
 class _NonFinite(Exception):
@@ -148,26 +146,6 @@ def _plain(node: Any) -> Any:
     return holder[0]
 
 
-def _scanner_reason(value: bytes, exc: GoJSONError) -> str:
-    """bao 2.7.2's text for what the Go scanner port refused in ``value``: only ``exceeded max depth``
-    where Go prefixes the character, and the wordings :func:`_reason` gives for the Python decoder
-    (a comma before a closing bracket, bad escapes, a non-string member name)."""
-    message = str(exc)
-    if message.endswith("exceeded max depth"):
-        return "exceeded max depth"
-    if exc.offset is None:
-        return message
-    text = value.decode("utf-8", errors="replace")
-    at = len(value[:exc.offset].decode("utf-8", errors="replace"))
-    if _comma_before_close(text, at):
-        return "invalid character ',' looking for beginning of value"
-    if message.endswith(("in string escape code", "hexadecimal character escape")):
-        return _escape_error(text, text.rfind("\\", 0, at + 1))
-    if message.endswith("looking for beginning of object key string"):
-        return _member_name_error(text, at) or f"invalid character {_char(text[at])} looking for beginning of value"
-    return message
-
-
 def _first_value_deep(body: bytes) -> Any:
     """The first value of a body nested too deeply for Python's json module: every value is checked by
     the port of Go's scanner (its texts, and ``exceeded max depth`` past 10000 levels)."""
@@ -182,18 +160,8 @@ def _first_value_deep(body: bytes) -> Any:
             if not seen:
                 first, seen = _plain(decode_first_value(body[pos:end])), True
         except GoJSONError as exc:
-            raise user_error(f"failed to decode JSON input: {_scanner_reason(body[pos:], exc)}") from None
+            raise user_error(f"failed to decode JSON input: {scanner_reason(body[pos:], exc)}") from None
         pos = end
-
-
-def _char(ch: str) -> str:
-    """Go's ``encoding/json`` quoteChar: the character between single quotes, escaped as
-    ``strconv.Quote`` does when not printable (a BOM reads ``'\\ufeff'``)."""
-    if ch == "'":
-        return "'\\''"
-    if ch == '"':
-        return "'\"'"
-    return "'" + go_quote(ch)[1:-1] + "'"
 
 
 # a string (skipped whole: unrolled as `"` run (escape run)* `"`, 5x faster on a CSR than one alternation per
@@ -223,111 +191,6 @@ def _refuse_overflow(text: str, end: int) -> None:
     token = _overflow_before(text, end)
     if token is not None:
         raise user_error(f"failed to decode JSON input: json: cannot unmarshal number {token} into Go value of type float64")
-
-
-def _literal_error(text: str, pos: int) -> str:
-    word = _LITERALS[text[pos]]
-    for offset, expected in enumerate(word):
-        got = text[pos + offset] if pos + offset < len(text) else ""
-        if got == "":
-            return "unexpected EOF"
-        if got != expected:
-            return f"invalid character {_char(got)} in literal {word} (expecting {_char(expected)})"
-    return f"invalid character {_char(text[pos])} looking for beginning of value"
-
-
-def _escape_error(text: str, start: int) -> str:
-    """bao 2.7.2's text for a bad escape whose backslash is at ``start``: the backslash and the next
-    byte (``\\u`` and the next four bytes), or ``unexpected EOF`` when the text ends first. The
-    sequence is written between backquotes, or with Go's ``%q`` when it holds a backquote, a space,
-    a character that is not printable or a piece of a multi-byte character."""
-    rest = text[start:start + 6].encode("utf-8", errors="surrogateescape")
-    size = 6 if rest[1:2] == b"u" else 2
-    if len(rest) < size:
-        return "unexpected EOF"
-    what = rest[:size].decode("utf-8", errors="surrogateescape")
-    if any(ch == "`" or "\udc80" <= ch <= "\udcff" or ch.isspace() or not ch.isprintable() for ch in what):
-        return f"invalid escape sequence {_go_quote_bytes(what)} in string"
-    return f"invalid escape sequence `{what}` in string"
-
-
-def _go_quote_bytes(text: str) -> str:
-    """Go's ``%q`` of ``text`` decoded with ``surrogateescape``: a byte that is not UTF-8 as ``\\xNN``."""
-    return '"' + "".join(f"\\x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else go_quote(ch)[1:-1]
-                         for ch in text) + '"'
-
-
-def _comma_before_close(text: str, pos: int) -> bool:
-    """Whether a closing bracket at ``pos`` follows a comma: bao 2.7.2 then names the comma
-    (``invalid character ',' looking for beginning of value``), in arrays and objects alike."""
-    return text[pos:pos + 1] in ("]", "}") and text[:pos].rstrip(" \t\r\n").endswith(",")
-
-
-def _member_name_error(text: str, pos: int) -> str | None:
-    """bao 2.7.2's text where an object member name should start at ``pos`` but a value that is not a
-    string does (``object member name must be a string``), or that value's own syntax error; None
-    when no value starts there."""
-    ch, after = text[pos], text[pos + 1:pos + 2]
-    if ch in "{[" or ch in "0123456789":
-        return "object member name must be a string"
-    if ch == "-":
-        if not after:
-            return "unexpected EOF"
-        return "object member name must be a string" if after in "0123456789" else \
-            f"invalid character {_char(after)} in numeric literal"
-    if ch in _LITERALS:
-        return "object member name must be a string" if text.startswith(_LITERALS[ch], pos) else \
-            _literal_error(text, pos)
-    return None
-
-
-_CONTAINER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-def _innermost_container(text: str, pos: int) -> str | None:
-    """``"["`` or ``"{"``: the innermost array or object still open at ``pos`` (the text before ``pos``
-    reads without error), or None at the top level."""
-    stack: list[str] = []
-    for m in _CONTAINER_TOKEN.finditer(text, 0, pos):
-        token = m.group()
-        if token in "[{":
-            stack.append(token)
-        elif token in "]}" and stack:
-            stack.pop()
-    return stack[-1] if stack else None
-
-
-def _reason(exc: json.JSONDecodeError) -> str:
-    """Go's syntax-error text for where Python's decoder stopped (bao 2.7.2's wording: ``after array
-    element`` inside arrays, ``after object key:value pair`` inside objects; a comma followed by a
-    closing bracket is reported at the comma)."""
-    text, pos = exc.doc, exc.pos
-    rest = text[pos:].lstrip(" \t\r\n")
-    if not rest or exc.msg.startswith("Unterminated string"):
-        return "unexpected EOF"
-    pos = len(text) - len(rest)
-    ch = text[pos]
-    if exc.msg.startswith("Invalid control character"):
-        return f"invalid character {_char(ch)} in string literal"
-    if exc.msg.startswith(("Invalid \\escape", "Invalid \\uXXXX escape")):
-        return _escape_error(text, pos - 1 if exc.msg.startswith("Invalid \\u") else pos)
-    if exc.msg.startswith("Expecting ':' delimiter"):
-        return f"invalid character {_char(ch)} after object key"
-    if exc.msg.startswith("Expecting ',' delimiter"):
-        where = "array element" if _innermost_container(text, pos) == "[" else "object key:value pair"
-        return f"invalid character {_char(ch)} after {where}"
-    if _comma_before_close(text, pos):
-        return "invalid character ',' looking for beginning of value"
-    if exc.msg.startswith("Expecting value") and ch in "}]" and text[:pos].rstrip(" \t\r\n").endswith(":"):
-        # bao 2.7.2: a ``}`` there is a missing value, a ``]`` a character after a key:value pair
-        return "missing value after object key" if ch == "}" else "invalid character ']' after object key:value pair"
-    if exc.msg.startswith("Expecting property name"):
-        key_error = _member_name_error(text, pos)
-        if key_error:
-            return key_error
-    if ch in _LITERALS:
-        return _literal_error(text, pos)
-    return f"invalid character {_char(ch)} looking for beginning of value"
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -375,10 +238,10 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
                 pos += 1
             if pos >= len(text):
                 break
-            if text[pos] in _LITERALS and not text.startswith(_LITERALS[text[pos]], pos):
+            if text[pos] in LITERALS and not text.startswith(LITERALS[text[pos]], pos):
                 _refuse_if_complex(text, pos)
                 _refuse_overflow(text, pos)
-                raise user_error(f"failed to decode JSON input: {_literal_error(text, pos)}")
+                raise user_error(f"failed to decode JSON input: {literal_error(text, pos)}")
             value, pos = _DECODER.raw_decode(text, pos)
             if not seen:
                 first, seen = value, True
@@ -386,7 +249,7 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         if not (seen and _cut_between_tokens(text, exc)):
             _refuse_if_complex(text, min(exc.pos, len(text)))
             _refuse_overflow(text, min(exc.pos, len(text)))
-            raise user_error(f"failed to decode JSON input: {_reason(exc)}") from None
+            raise user_error(f"failed to decode JSON input: {syntax_reason(exc)}") from None
     except _NonFinite:
         raise user_error(f"failed to decode JSON input: {_constant_error(text)}") from None
     except RecursionError:

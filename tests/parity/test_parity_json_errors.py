@@ -93,6 +93,18 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     # a number inside a string before a bad escape is not a number; one before the string is read first
     (b'{"a":"x5e499\\D"}', "invalid escape sequence `\\D` in string"),
     (b'{"b":5e499,"a":"\\D"}', "json: cannot unmarshal number 5e499 into Go value of type float64"),
+    # a ':' where a comma belongs, followed by a closing bracket, is named like such a comma
+    (b'{"a":"x":}', "invalid character ':' looking for beginning of value"),
+    (b'{"a":1 : ]', "invalid character ':' looking for beginning of value"),
+    (b'["x":]', "invalid character ':' looking for beginning of value"),
+    (b'{"a":"x":1}', "invalid character ':' after object key:value pair"),
+    (b'["x":1]', "invalid character ':' after array element"),
+    (b'[' * 1500 + b'"x":]' + b']' * 1499, "invalid character ':' looking for beginning of value"),
+    # a minus sign wants a digit next
+    (b'{"a": -}', "invalid character '}' in numeric literal"),
+    (b'[- 1]', "invalid character ' ' in numeric literal"),
+    (b'{"a": -.5}', "invalid character '.' in numeric literal"),
+    (b'{"a": -', "unexpected EOF"),
     # a value that is not a string where a member name belongs
     (b'{{}', "object member name must be a string"),
     (b'{"a":1, 2:3}', "object member name must be a string"),
