@@ -291,3 +291,16 @@ def test_sudo_needed_for_root_sign_self_issued_only(pki):
         cert_keys=("certificate",)).expect(200)
     pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": self_ca}).same(
         cert_keys=("certificate",)).expect(200)
+
+
+def test_json_answers_escape_html_characters_as_go_does(pki):
+    """Go's encoding/json writes ``<``, ``>``, ``&``, U+2028 and U+2029 inside strings as ``\\u003c``
+    ... (OpenBao's jsonutil keeps the default); the bytes on the wire match, not only the decoded values."""
+    value = "<a&b>\u2028\u2029é"
+    pki.send("POST", "/v1/{mount}/roles/html", json={"ou": [value]}).same().expect(200)
+
+    def escaped(side, resp):
+        assert b'"ou":["\\u003ca\\u0026b\\u003e\\u2028\\u2029\xc3\xa9"]' in resp.content
+        assert resp.json()["data"]["ou"] == [value]
+
+    pki.send("GET", "/v1/{mount}/roles/html").same().expect(200).check(escaped)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,12 +168,21 @@ _ENCODE = json.encoder.c_make_encoder(None, json.JSONEncoder().default, json.enc
                                       False, False, True) if json.encoder.c_make_encoder is not None else None
 
 
+# Go's encoding/json (OpenBao's jsonutil.EncodeJSON) escapes these inside strings; they never occur outside one
+_GO_ESCAPED = re.compile("[<>&\u2028\u2029]")
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                             "\u2029": "\\u2029"})
+
+
 def dumps(payload: Any) -> str:
-    """``json.dumps(payload, separators=(",", ":"), ensure_ascii=False)``, the text of every JSON answer
-    (a ``str``; ``TypeError`` for a value JSON cannot hold, as ``json.dumps``)."""
+    """``json.dumps(payload, separators=(",", ":"), ensure_ascii=False)`` with ``<``, ``>``, ``&``,
+    U+2028 and U+2029 escaped as Go's ``encoding/json`` writes them (``\\u003c`` ...): the text of
+    every JSON answer (a ``str``; ``TypeError`` for a value JSON cannot hold, as ``json.dumps``)."""
     if _ENCODE is None:
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
-    return "".join(_ENCODE(payload, 0))
+        text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    else:
+        text = "".join(_ENCODE(payload, 0))
+    return text.translate(_GO_ESCAPES) if _GO_ESCAPED.search(text) else text
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

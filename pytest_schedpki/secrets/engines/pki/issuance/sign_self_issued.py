@@ -163,17 +163,21 @@ def _go_key_type(key: Any) -> str:
         return "ECDSA"
     if isinstance(key, ed25519.Ed25519PublicKey):
         return "Ed25519"
-    raise _GoKeyError("x509: only RSA, ECDSA and Ed25519 keys supported")
+    raise _GoKeyError(_ONLY_SUPPORTED)
+
+
+_ONLY_SUPPORTED = "x509: only RSA, ECDSA, Ed25519, and ML-DSA keys supported"  # bao 2.7.2's Go
 
 
 def _key_type_or_500(cert: x509.Certificate, what: str) -> str:
+    """The key's Go type name, or 500 ``error determining <what> algorithm type: &{%!e(string=x509: only
+    RSA, ECDSA, Ed25519, and ML-DSA keys supported)}`` (Go formats the error with ``%e``)."""
     try:
         return _go_key_type(cert.public_key())
-    except _GoKeyError as exc:  # Go formats this error with %e: "%!e(*errors.errorString=&{...})"
-        raise internal_error(f"error determining {what} algorithm type: %!e(*errors.errorString=&{{{exc}}})") from None
+    except _GoKeyError as exc:
+        raise internal_error(f"error determining {what} algorithm type: &{{%!e(string={exc})}}") from None
     except (ValueError, TypeError, UnsupportedAlgorithm):  # cryptography cannot even load the key
-        raise internal_error(f"error determining {what} algorithm type: %!e(*errors.errorString=&{{x509: only RSA, "
-                             "ECDSA and Ed25519 keys supported}})") from None
+        raise internal_error(f"error determining {what} algorithm type: &{{%!e(string={_ONLY_SUPPORTED})}}") from None
 
 
 def _signature(cert: x509.Certificate, issuer_key: Any, same_type: bool) -> tuple[Any, Any]:
