@@ -312,3 +312,20 @@ def test_ec_points_go_does_not_read_in_a_csr(pki, case):
     pem = _with_point(csr, _points(csr, csr=True)[case], csr=True)
     pki.send("POST", "/v1/{mount}/sign-verbatim", json={"csr": pem}).same().expect(
         400, errors=[f"certificate request could not be parsed: {POINT_TEXTS[case]}"])
+
+
+def test_a_key_go_cannot_sign_for(pki):
+    """An Ed448 CA (Go parses its key as unknown): the template algorithm cannot be chosen."""
+    from cryptography.hazmat.primitives.asymmetric import ed448
+
+    key = ed448.Ed448PrivateKey.generate()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Ed448 CA")])
+    now = h.utcnow()
+    pem = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+           .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+           .not_valid_after(now + datetime.timedelta(days=30))
+           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+           .sign(key, None).public_bytes(serialization.Encoding.PEM).decode())
+    pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
+        500, errors=[MULTI.format("error determining template algorithm type: &{%!e(string=x509: only RSA, ECDSA, "
+                                  "Ed25519, and ML-DSA keys supported)}")])

@@ -95,10 +95,21 @@ _CERT_PARSE = re.compile(r"(error parsing certificate|certificate could not be p
                          r"invalid RDNSequence: invalid attribute value: unsupported string type: \d+")
 
 
+_GENERIC_REFUSAL = re.compile(r"(error parsing certificate|certificate could not be parsed|Error parsing issuer \d+): "
+                              r"x509: malformed certificate\b")
+
+
 def _certificate_cryptography_cannot_read(req, bao, double, problems) -> bool:
-    """The double refuses a certificate whose name holds a value that is not a string type (bao reads it)."""
+    """The double refuses a certificate bao reads: a name holding a value that is not a string type, or a
+    certificate that Go's walk accepts (e.g. a v1 certificate carrying extensions, which Go ignores)
+    while cryptography cannot load it - the double's generic text, and bao got past parsing."""
     errors = _errors(double)
-    return len(errors) == 1 and bool(_CERT_PARSE.search(errors[0]))
+    if len(errors) != 1:
+        return False
+    if _CERT_PARSE.search(errors[0]):
+        return True
+    return bool(_GENERIC_REFUSAL.search(errors[0])) and not any(
+        "pars" in e for e in _errors(bao))  # bao's answer is not a parse error
 
 
 ENTRIES: list[Allowed] = [
