@@ -22,6 +22,7 @@ import datetime
 import os
 import stat
 
+from ..process.library_warnings import quiet
 from .model import AuthMethodConfig, PrivateKey, validate_client_assertion
 
 _KEY_NOT_PEM = "invalid key: Key must be a PEM encoded PKCS1 or PKCS8 key"
@@ -120,7 +121,8 @@ def _certificate(k: PrivateKey, now: datetime.datetime) -> str | None:
     from cryptography import x509
 
     try:
-        cert = x509.load_der_x509_certificate(der)
+        with quiet():  # a serial that is not positive warns; under -W error that would be the answer
+            cert = x509.load_der_x509_certificate(der)
     except Exception:  # noqa: BLE001 - user-supplied bytes
         return f"failed to parse {source} bytes: x509: malformed certificate"
     if now < cert.not_valid_before_utc or now > cert.not_valid_after_utc:

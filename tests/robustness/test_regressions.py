@@ -451,3 +451,45 @@ def test_revoke_with_key_of_a_certificate_with_a_negative_serial_is_refused_not_
         assert r.status_code == 500
         assert _errors(r) == ["1 error occurred:\n\t* certificate could not be parsed: x509: negative serial number\n\n"]
     assert not fresh.pop_handler_errors()
+
+
+@pytest.mark.parametrize("serial", [0, -5])
+def test_a_serial_that_is_not_positive_is_no_500_under_warnings_as_errors(fresh, serial):
+    """cryptography warns (a UserWarning) when it loads such a certificate; under a suite's ``-W error``
+    that warning used to escape the handler as a 500. Go refuses a negative serial and reads a zero one."""
+    import warnings
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Zero CA")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # building it warns too
+        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                .sign(key, hashes.SHA256()))
+    der = cert.public_bytes(serialization.Encoding.DER)
+    one = bytes.fromhex("020101")
+    wanted = bytes.fromhex("020100") if serial == 0 else bytes.fromhex("0201fb")
+    pem = _pem("CERTIFICATE", der.replace(one, wanted, 1))  # same length: the signature no longer matches
+    url = fresh.secrets_url + "/v1/pki/"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        signed = requests.post(url + "root/sign-self-issued", json={"certificate": pem}, headers=V)
+        imported = requests.post(url + "issuers/import/cert", json={"pem_bundle": pem}, headers=V)
+        revoked = requests.post(url + "revoke", json={"certificate": pem}, headers=V)
+        rotated = requests.get(url + "crl/rotate", headers=V)  # every issuer's serial is read again
+    assert rotated.status_code == 200, rotated.text
+    assert not fresh.pop_handler_errors()
+    if serial < 0:
+        assert (signed.status_code, _errors(signed)) == (400, ["error parsing certificate: x509: negative serial number"])
+        assert imported.status_code == 400
+        assert _errors(imported)[0].startswith("Error parsing issuer 0: x509: negative serial number\n")
+        assert (revoked.status_code, _errors(revoked)) == (
+            500, ["1 error occurred:\n\t* certificate could not be parsed: x509: negative serial number\n\n"])
+    else:  # Go signs a serial of 0; cryptography cannot (docs/divergences.md, "rare CSR/certificate inputs")
+        assert (signed.status_code, _errors(signed)) == (
+            500, ["1 error occurred:\n\t* error signing self-issued certificate: x509: The serial number should be "
+                  "positive.\n\n"])
+        assert imported.status_code == 200, imported.text
+        assert revoked.status_code == 500 and "unable to verify signature" in _errors(revoked)[0]

@@ -20,6 +20,8 @@ import ssl
 import urllib.error
 import urllib.request
 
+from ...process.library_warnings import quiet
+
 SIG = "unable to verify signature of JWT token: "
 DEFAULT_LEEWAY_S = 150
 DEFAULT_SKEW_S = 60
@@ -60,7 +62,8 @@ def parse_public_key(text: str):
             key = load_der_public_key(der)
         except (ValueError, TypeError):
             try:
-                key = x509.load_der_x509_certificate(der).public_key()
+                with quiet():  # a serial that is not positive warns
+                    key = x509.load_der_x509_certificate(der).public_key()
             except ValueError:
                 raise JWTError(prefix + "x509: failed to parse public key") from None
         if isinstance(key, (rsa.RSAPublicKey, ec.EllipticCurvePublicKey)):

@@ -28,6 +28,7 @@ from ..codecs.x509 import (
     private_key_der_b64,
     private_key_pem,
     private_key_type,
+    serial_of,
     sign_certificate,
 )
 from ..model import CertRecord, serial_to_hex
@@ -117,7 +118,7 @@ def _generate_root(backend: PkiBackend, req: LogicalRequest, rotate: bool = Fals
     if any("*" in d for d in data.get("permitted_dns_domains")):  # docs/divergences.md
         raise internal_error(WILDCARD_CONSTRAINT_ERROR)
     response = LogicalResponse(data={"expiration": int(cert.not_valid_after_utc.timestamp()),
-                                     "serial_number": serial_to_hex(cert.serial_number)})
+                                     "serial_number": serial_to_hex(serial_of(cert))})
     for warning in warnings:
         response.add_warning(warning)
     if len(subject) == 0:
@@ -144,7 +145,7 @@ def _generate_root(backend: PkiBackend, req: LogicalRequest, rotate: bool = Fals
     if state.default_follows_latest_issuer:
         state.default_issuer_id = issuer.issuer_id
     out.update(issuer_id=issuer.issuer_id, issuer_name=issuer.issuer_name, key_id=key.key_id, key_name=key.key_name)
-    serial = serial_to_hex(cert.serial_number)
+    serial = serial_to_hex(serial_of(cert))
     state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pem_of(cert),
                                      issuer_id=issuer.issuer_id, issued_at=now)
     backend.issuers_changed()

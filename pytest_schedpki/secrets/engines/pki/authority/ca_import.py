@@ -143,7 +143,7 @@ def import_bundle(backend: PkiBackend, bundle: str, keys_allowed: bool) -> Logic
         except ValueError:
             why = certificate_error(der) or go_name_problem(der, certificate=True) or "x509: malformed certificate"
             try:  # a key Go's parser refuses (cryptography only fails at public_key())
-                why = invalid_public_key(cx509.load_der_x509_certificate(der), why) or why
+                why = invalid_public_key(load_der_certificate(der), why) or why
             except ValueError:
                 pass
             raise user_error(f"Error parsing issuer {index}: {why}\n{_block_pem(kind, der)}") from None

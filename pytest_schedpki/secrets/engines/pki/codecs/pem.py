@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import base64
 import re
-import warnings
 
 from pytest_schedpki.golang.base64 import go_base64_error
+from pytest_schedpki.process.library_warnings import quiet
 
 _PEM_BEGIN = re.compile(r"(?m)^-----BEGIN ([^\n]*?)-----[ \t]*\r?$")
 
@@ -303,17 +303,21 @@ def load_der_certificate(der: bytes):
     suite's ``-W error`` the warning would otherwise turn into a 500)."""
     from cryptography import x509  # lazy, as the rest of this module: it parses PEM without cryptography
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # CryptographyDeprecationWarning subclasses it
+    with quiet():  # CryptographyDeprecationWarning is a UserWarning
         return x509.load_der_x509_certificate(der)
+
+
+def serial_of(cert) -> int:
+    """``cert.serial_number`` without cryptography's warning for a serial that is not positive (a
+    client's certificate, e.g. an imported issuer; see :mod:`pytest_schedpki.process.library_warnings`)."""
+    with quiet():
+        return cert.serial_number
 
 
 def serial_error(cert) -> str | None:
     """Go's ``x509: negative serial number`` for a certificate whose serial is negative (Go 1.23+
     refuses it at parse time; cryptography still loads it, with a deprecation warning), else None."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # CryptographyDeprecationWarning: serial not positive
-        negative = cert.serial_number < 0
+    negative = serial_of(cert) < 0
     return "x509: negative serial number" if negative else None
 
 

@@ -36,6 +36,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.golang.url import x509_uri_invalid
+from pytest_schedpki.process.library_warnings import quiet
 from pytest_schedpki.secrets.framework.logical import internal_error
 
 from .crl import build_crl, crl_der, crl_pem  # noqa: F401 - re-exported
@@ -67,10 +68,12 @@ from .keys import (  # noqa: F401 - re-exported
 from .pem import (  # noqa: F401 - re-exported
     go_asn1_error,
     go_name_problem,
+    load_der_certificate,
     name_error,
     pem_blocks,
     pem_decode,
     pem_sequence,
+    serial_of,
 )
 
 
@@ -371,7 +374,8 @@ def certificate_of_pem(pem: str) -> x509.Certificate:
     cert = _PARSED.get(pem)
     if cert is None:
         try:
-            cert = x509.load_pem_x509_certificate(pem.encode())
+            with quiet():  # a client's certificate may warn (serial not positive)
+                cert = x509.load_pem_x509_certificate(pem.encode())
         except x509.InvalidVersion:
             raise ValueError("x509: invalid version") from None
         if len(_PARSED) >= _PARSED_MAX:
@@ -389,7 +393,7 @@ def parse_pem_certificates(text: str) -> list[x509.Certificate]:
     """Every ``CERTIFICATE`` block of a PEM text, parsed (other block types are skipped).
     Raises ``ValueError`` for a block that is not a certificate; callers word their own errors."""
     try:
-        return [x509.load_der_x509_certificate(der) for kind, der in pem_blocks(text) if kind == "CERTIFICATE"]
+        return [load_der_certificate(der) for kind, der in pem_blocks(text) if kind == "CERTIFICATE"]
     except x509.InvalidVersion:  # callers treat every parse failure as ValueError
         raise ValueError("x509: invalid version") from None
 

@@ -369,7 +369,7 @@ def handle_external(backend: PkiBackend, req: LogicalRequest, *, mode: str, from
                              if "remove_roots_from_chain" in req.data.schema else False)
     response = LogicalResponse(data=data, warnings=warnings)
     if answer.store_certificate:
-        serial = serial_to_hex(certificate.serial_number)
+        serial = serial_to_hex(pkix.serial_of(certificate))
         backend.state.certs[serial] = CertRecord(
             serial_number=serial, certificate=certificate, pem=pkix.pem_of(certificate), issuer_id=chosen.issuer_id,
             issued_at=now, private_key_pem=pkix.private_key_pem(private_key) if private_key is not None else None)

@@ -243,7 +243,7 @@ def resign(cert: x509.Certificate, issuer: SigningIssuer, algorithm: Any, rsa_pa
     issuer_cert = issuer.certificate
     builder = (pkix.certificate_builder(cert.not_valid_before_utc, cert.not_valid_after_utc)
                .subject_name(cert.subject).issuer_name(issuer_cert.subject)
-               .public_key(cert.public_key()).serial_number(cert.serial_number))
+               .public_key(cert.public_key()).serial_number(pkix.serial_of(cert)))
     ku = _extension(cert, x509.KeyUsage)
     if ku is not None:
         builder = builder.add_extension(ku.value, critical=True)
@@ -306,7 +306,7 @@ def sign_self_issued(backend: PkiBackend, req: LogicalRequest) -> LogicalRespons
         raise internal_error(f"signing certificate's public key algorithm ({signer_type}) does not match submitted "
                              f"certificate's ({cert_type}), and require_matching_certificate_algorithms is true")
     algorithm, rsa_padding = _signature(cert, issuer.private_key, signer_type == cert_type)
-    if cert.serial_number < 0:
+    if pkix.serial_of(cert) < 0:
         raise internal_error("error signing self-issued certificate: x509: serial number must be positive")
     try:
         signed = resign(cert, issuer, algorithm, rsa_padding)

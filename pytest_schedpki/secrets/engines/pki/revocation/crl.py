@@ -30,7 +30,7 @@ from cryptography import x509 as cx509
 from pytest_schedpki.golang.duration import GoDurationError, go_quote, parse_duration
 
 from ..authority.issuers import issuer_key
-from ..codecs.x509 import build_crl
+from ..codecs.x509 import build_crl, serial_of
 from ..model import CertRecord, Issuer, PkiState
 from .revoke_input import check_signature_from
 
@@ -90,7 +90,7 @@ def revoked_entries(state: PkiState, issuer_id: str, serials: Iterable[str] | No
     out = []
     index = getattr(state.certs, "revoked_serials", None)  # CertStore; a plain dict is scanned
     revoked = index() if index is not None else {s for s, r in state.certs.items() if r.revocation_time is not None}
-    issuer_certs = {i.certificate.serial_number: i.certificate for i in state.issuers.values()}
+    issuer_certs = {serial_of(i.certificate): i.certificate for i in state.issuers.values()}
     # unassigned revocations go to the default issuer as of the last complete rebuild: changing the
     # default does not rebuild upstream, so they move only with the next rebuild
     default = state.extra.get("crl_default_issuer", state.default_issuer_id)
@@ -116,7 +116,7 @@ def _persist_associations(state: PkiState) -> None:
     recorded issuer is gone gets the issuer now found by signature, if any."""
     index = getattr(state.certs, "revoked_serials", None)
     revoked = index() if index is not None else {s for s, r in state.certs.items() if r.revocation_time is not None}
-    issuer_certs = {i.certificate.serial_number: i.certificate for i in state.issuers.values()}
+    issuer_certs = {serial_of(i.certificate): i.certificate for i in state.issuers.values()}
     for serial in sorted(revoked):
         record = state.certs[serial]
         if record.issuer_id in state.issuers or issuer_certs.get(record.certificate.serial_number) == record.certificate:

@@ -42,6 +42,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalResponse
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import REF, USAGE_NAMES, _read_response, normalize_ref, resolve_issuer
+from ..codecs.x509 import serial_of
 from ..model import Issuer, serial_to_hex
 from .crl import rebuild_crls, rebuild_warnings
 from .revoke_input import check_signature_from
@@ -73,7 +74,7 @@ def revoke_issuer(backend: PkiBackend, issuer: Issuer) -> LogicalResponse:
     usage = ",".join(u for u in USAGE_NAMES if u in issuer.usage.split(",") and u != "issuing-certificates")
     revoked = replace(issuer, ca_chain=list(issuer.ca_chain), revoked=True, revocation_time=now, usage=usage)
     state.issuers[issuer.issuer_id] = revoked
-    serial = serial_to_hex(issuer.certificate.serial_number)
+    serial = serial_to_hex(serial_of(issuer.certificate))
     record = state.certs.get(serial)
     if record is not None and record.stored and _der(record.certificate) == _der(issuer.certificate):
         # upstream writes a bare revocation entry (no issuer association) for the stored copy

@@ -75,7 +75,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..certs import list_page
 from ..codecs.rfc3339 import format_rfc3339_nano
-from ..codecs.x509 import pem_of
+from ..codecs.x509 import pem_of, serial_of
 from ..model import CertRecord, serial_to_hex
 from .crl import rebuild_crls, rebuild_warnings, record_delta_revocation, revocation_issuer_id
 from .revoke_input import (
@@ -114,7 +114,7 @@ def _certificate_by_pem(backend: PkiBackend, text: str) -> tuple[x509.Certificat
     stored it yet, the record to store (``None`` when it is already stored with equal content).
     Raises the 500s of the module table."""
     cert = parse_revoked_certificate(text)
-    serial = serial_to_hex(cert.serial_number)
+    serial = serial_to_hex(serial_of(cert))
     record = stored_record(backend, serial)
     der = cert.public_bytes(serialization.Encoding.DER)
     if record is not None:
@@ -147,9 +147,9 @@ def revoke_certificate(backend: PkiBackend, cert: x509.Certificate) -> LogicalRe
     ``cert`` must be stored in ``state.certs`` already (the caller stores a certificate given by PEM).
     Usable directly by fixtures: ``revoke_certificate(backend, cert)``."""
     state = backend.state
-    serial = serial_to_hex(cert.serial_number)
+    serial = serial_to_hex(serial_of(cert))
     for issuer_id in sorted(state.issuers):
-        if serial_to_hex(state.issuers[issuer_id].certificate.serial_number) == serial:
+        if serial_to_hex(serial_of(state.issuers[issuer_id].certificate)) == serial:
             raise user_error(f"adding issuer (id: {issuer_id}) to its own CRL is not allowed")
     record = state.certs[serial]
     if record.revocation_time is not None:
