@@ -68,17 +68,19 @@ def _ext(dotted: str, value: bytes, critical: bool | None = None) -> bytes:
 
 BC_CA = _tlv(0x30, _tlv(0x01, b"\xff"))
 NOT_A_STRUCTURE = _tlv(0x02, b"\x01")
+_SHA256 = hashes.SHA256()
 
 
-def _ca_der() -> bytes:
-    key = h.ec_key()
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Damaged CA")])
+def _ca_der(key=None, algorithm=_SHA256, cn: str = "Damaged CA") -> bytes:
+    """A self-signed CA certificate (DER) with critical BasicConstraints; an EC P-256 key by default."""
+    key = key or h.ec_key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
     now = h.utcnow()
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
             .not_valid_after(now + datetime.timedelta(days=30))
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+            .sign(key, algorithm))
     return cert.public_bytes(serialization.Encoding.DER)
 
 
@@ -318,14 +320,8 @@ def test_a_key_go_cannot_sign_for(pki):
     """An Ed448 CA (Go parses its key as unknown): the template algorithm cannot be chosen."""
     from cryptography.hazmat.primitives.asymmetric import ed448
 
-    key = ed448.Ed448PrivateKey.generate()
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Ed448 CA")])
-    now = h.utcnow()
-    pem = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-           .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
-           .not_valid_after(now + datetime.timedelta(days=30))
-           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-           .sign(key, None).public_bytes(serialization.Encoding.PEM).decode())
+    der = _ca_der(ed448.Ed448PrivateKey.generate(), None, "Ed448 CA")
+    pem = "-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(der).decode() + "-----END CERTIFICATE-----\n"
     pki.send("POST", "/v1/{mount}/root/sign-self-issued", json={"certificate": pem}).same().expect(
         500, errors=[MULTI.format("error determining template algorithm type: &{%!e(string=x509: only RSA, ECDSA, "
                                   "Ed25519, and ML-DSA keys supported)}")])

@@ -186,16 +186,29 @@ def _subject_alt_names(value: bytes) -> str | None:
     return None
 
 
-def _crl_distribution_points(value: bytes) -> str | None:
+def _members(value: bytes) -> list[bytes | None] | None:
+    """The contents of the SEQUENCE members of the SEQUENCE that starts ``value``: ``None`` when that
+    SEQUENCE does not read; a member that does not read ends the list as ``None``."""
     seq = read_element(value, 0, SEQUENCE)
     if seq is None:
-        return "x509: invalid CRL distribution points"
-    body, at = seq[0], 0
+        return None
+    body, at, out = seq[0], 0, []
     while at < len(body):
-        point = read_element(body, at, SEQUENCE)
-        if point is None:
+        member = read_element(body, at, SEQUENCE)
+        out.append(None if member is None else member[0])
+        if member is None:
+            break
+        at = member[1]
+    return out
+
+
+def _crl_distribution_points(value: bytes) -> str | None:
+    points = _members(value)
+    if points is None:
+        return "x509: invalid CRL distribution points"
+    for content in points:
+        if content is None:
             return "x509: invalid CRL distribution point"
-        content, at = point
         if not peek(content, 0, 0xA0):
             continue
         name = read_element(content, 0, 0xA0)
@@ -212,34 +225,21 @@ def _crl_distribution_points(value: bytes) -> str | None:
 
 
 def _authority_info_access(value: bytes) -> str | None:
-    seq = read_element(value, 0, SEQUENCE)
-    if seq is None:
-        return "x509: invalid authority info access"
-    body, at = seq[0], 0
-    while at < len(body):
-        access = read_element(body, at, SEQUENCE)
-        if access is None:
-            return "x509: invalid authority info access"
-        content, at = access
-        method = read_element(content, 0, OID)
-        if method is None or oid_arcs(method[0]) is None:
-            return "x509: invalid authority info access"
-        if peek(content, method[1], 0x86) and read_element(content, method[1], 0x86) is None:
+    members = _members(value)
+    for content in [None] if members is None else members:
+        method = None if content is None else read_element(content, 0, OID)
+        if method is None or oid_arcs(method[0]) is None or (
+                peek(content, method[1], 0x86) and read_element(content, method[1], 0x86) is None):
             return "x509: invalid authority info access"
     return None
 
 
 def _certificate_policies(value: bytes) -> str | None:
-    seq = read_element(value, 0, SEQUENCE)
-    if seq is None:
-        return "x509: invalid certificate policies"
-    body, at = seq[0], 0
-    while at < len(body):
-        policy = read_element(body, at, SEQUENCE)
-        oid = None if policy is None else read_element(policy[0], 0, OID)
+    members = _members(value)
+    for content in [None] if members is None else members:
+        oid = None if content is None else read_element(content, 0, OID)
         if oid is None or not is_oid_der(oid[0]):
             return "x509: invalid certificate policies"
-        at = policy[1]
     return None
 
 
