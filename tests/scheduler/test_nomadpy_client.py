@@ -82,10 +82,10 @@ def test_client_blocking_query_and_options(client, sched):
         sched.state.upsert_auth_method({"Name": "late", "Type": "JWT", "TokenLocality": "global",
                                         "MaxTokenTTL": "1h", "Config": {"JWKSURL": "https://jwks"}})
 
-    threading.Thread(target=write, daemon=True).start()
     q = nomadpy.QueryOptions(wait_index=qm.last_index, wait_time=datetime.timedelta(seconds=5), allow_stale=True,
                              region="global", namespace="default", per_page=10, reverse=True)
-    start = time.monotonic()
+    start = time.monotonic()  # before the writer starts: its 0.2 s sleep cannot begin earlier than this
+    threading.Thread(target=write, daemon=True).start()
     stubs, qm2 = client.acl_auth_methods.list(q)
     assert time.monotonic() - start >= 0.2
     assert [s.name for s in stubs] == ["late"] and qm2.last_index > qm.last_index
