@@ -51,6 +51,9 @@ def _char(ch: str) -> str:
 
 
 def literal_error(text: str, pos: int) -> str:
+    """Go's scanner text for a ``true``/``false``/``null`` literal that starts at ``pos`` of ``text`` and
+    goes wrong: ``invalid character 'x' in literal true (expecting 'r')``, or ``unexpected EOF`` when the
+    text ends inside it."""
     word = LITERALS[text[pos]]
     for offset, expected in enumerate(word):
         got = text[pos + offset] if pos + offset < len(text) else ""
