@@ -468,3 +468,20 @@ def test_an_empty_crl_expiry_reads_back_as_72h(pki, expiry):
         assert abs((crl.next_update_utc - crl.last_update_utc).total_seconds() - 72 * 3600) <= 2
 
     pki.send("GET", "/v1/{mount}/crl", token=None).same().expect(200).check(valid_for_72h)
+
+
+def test_a_policy_identifier_entry_is_stored_as_go_marshals_it(pki):
+    """A JSON entry is re-encoded with json.Marshal: HTML characters escaped inside the stored string,
+    other characters as they are (found in review; checked against bao)."""
+    pki.send("POST", "/v1/{mount}/roles/p", json={
+        "policy_identifiers": '[{"oid":"1.2.3","notice":"<a&b> \\u00e9"}]', "allow_any_name": True,
+        "key_type": "ec", "ttl": "1h"}).same().expect(
+        200, data={"policy_identifiers": ['{"oid":"1.2.3","notice":"\\u003ca\\u0026b\\u003e é"}']})
+
+    def notice(side, resp):
+        cert = h.load_certificate(resp.json()["data"]["certificate"])
+        policies = cert.extensions.get_extension_for_oid(x509.oid.ExtensionOID.CERTIFICATE_POLICIES).value
+        assert policies[0].policy_qualifiers[0].explicit_text == "<a&b> é"
+
+    pki.send("POST", "/v1/{mount}/issue/p", json={"common_name": "a.example.com"}).same(cert_keys=CERT).expect(
+        200).check(notice)

@@ -32,7 +32,13 @@ from pytest_schedpki.secrets.framework.fields import (
     Field,
     FieldData,
 )
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_error, not_found, user_error
+from pytest_schedpki.secrets.framework.logical import (
+    LogicalResponse,
+    dumps,
+    internal_error,
+    not_found,
+    user_error,
+)
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import find_issuer
@@ -204,7 +210,7 @@ def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
                 for e in entries:
                     entry = {"oid": str(e.get("oid", ""))}
                     entry.update({k: str(e[k]) for k in ("cps", "notice") if e.get(k)})
-                    out.append(json.dumps(entry, separators=(",", ":")))
+                    out.append(dumps(entry))  # json.Marshal: HTML characters escaped, the rest as is
                 return out
         except ValueError:
             pass

@@ -4,14 +4,13 @@ its configuration are in :mod:`.tidy`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.golang.duration import format_duration
 from pytest_schedpki.secrets.framework.fields import BOOL, DURATION, INT, STRING, Field
-from pytest_schedpki.secrets.framework.logical import LogicalResponse, user_error
+from pytest_schedpki.secrets.framework.logical import LogicalResponse, dumps, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from .tidy import (
@@ -57,7 +56,7 @@ def _accepted(warning: str) -> LogicalResponse:
     framework adds afterwards)."""
     envelope = {"request_id": "", "lease_id": "", "renewable": False, "lease_duration": 0, "data": None,
                 "wrap_info": None, "warnings": [warning], "auth": None}
-    return LogicalResponse(status=202, raw=(json.dumps(envelope, separators=(",", ":")).encode(), "application/json"))
+    return LogicalResponse(status=202, raw=(dumps(envelope).encode(), "application/json"))
 
 
 def _tidy(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
