@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: a quiet read may call another
 
 
 @contextmanager
