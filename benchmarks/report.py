@@ -20,7 +20,10 @@ class Row:
     """One line of the table. ``double``/``real`` are samples in ``unit``; ``higher_is_better`` picks
     the ratio's direction (always reported as "double over real, higher is better"); ``target`` is the
     minimum ratio (``None``: no real server to compare with); ``limit`` an upper bound on the double's
-    median instead (e.g. 1 ms for a reset)."""
+    median instead (e.g. 1 ms for a reset). ``paired``: the samples were taken in pairs (``double[i]``
+    beside ``real[i]``, under the same conditions, e.g. the same CRL size), and the ratio is the
+    median of the pairs' ratios instead of the ratio of the medians, so that a trend across the
+    rounds that both sides share cancels out."""
 
     label: str
     mode: str
@@ -30,11 +33,15 @@ class Row:
     higher_is_better: bool = True
     target: float | None = 1.0
     limit: float | None = None
+    paired: bool = False
 
     @property
     def ratio(self) -> float | None:
         if not self.real or not self.double:
             return None
+        if self.paired:
+            pairs = [(d / r if self.higher_is_better else r / d) for d, r in zip(self.double, self.real, strict=True) if d and r]
+            return statistics.median(pairs) if pairs else None
         d, r = statistics.median(self.double), statistics.median(self.real)
         if self.higher_is_better:
             return d / r if r else None

@@ -94,6 +94,20 @@ def package_version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: prints ``schedpki <version>`` and exits 0, as argparse's ``version`` action; the
+    version is looked up only then (``importlib.metadata`` scans the installed distributions, ~2 ms
+    that every ``serve`` start would pay)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"{parser.prog} {package_version()}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="schedpki", description="Test double of Nomad ACL auth methods and the OpenBao/Vault PKI engine",
@@ -101,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  schedpki serve              both services on 127.0.0.1:4646 and :8200, seeded with a PKI mount\n"
                "  schedpki serve --help       every option of serve")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser("serve", help="run both services until interrupted")
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")

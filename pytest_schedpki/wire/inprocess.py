@@ -18,7 +18,6 @@ when the client gives up). The client hooks turn both into the client's own exce
 
 from __future__ import annotations
 
-import importlib.metadata
 import io
 import socket
 import sys
@@ -32,7 +31,6 @@ from .keepalive import MAX_DRAIN, _http_date
 if TYPE_CHECKING:
     from .server import ServiceServer
 
-SERVER_SOFTWARE = f"Werkzeug/{importlib.metadata.version('werkzeug')}"  # as werkzeug's server names itself
 _NO_BODY_STATUS = (204, 304)
 
 
@@ -115,7 +113,7 @@ def _environ(server: ServiceServer, method: str, target: str, headers: list[tupl
         "wsgi.multiprocess": False,
         "wsgi.run_once": False,
         "werkzeug.socket": sensor,
-        "SERVER_SOFTWARE": SERVER_SOFTWARE,
+        "SERVER_SOFTWARE": server.server_software,
         "REQUEST_METHOD": method,
         "SCRIPT_NAME": "",
         "PATH_INFO": _dance(unquote(path)),

@@ -221,6 +221,17 @@ class ServiceServer:
         self._server: _BoundedServer | None = None
         self._thread: threading.Thread | None = None
 
+    @property
+    def server_software(self) -> str:
+        """The ``SERVER_SOFTWARE`` of this listener's requests: werkzeug's ``Werkzeug/<version>``, as
+        its server computed it when it started (the in-process transport gives the same)."""
+        server = self._server
+        if server is not None:
+            return server._server_version
+        from importlib.metadata import version
+
+        return f"Werkzeug/{version('werkzeug')}"
+
     # -- WSGI guard ---------------------------------------------------------------------------
     def _guarded(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:
