@@ -105,6 +105,7 @@ class _NullServer:
     name = "null"
     ssl_context = None
     app = None
+    server_software = "Werkzeug"
 
     def __init__(self, body: bytes, port: int) -> None:
         self.host, self.port, self.url = "127.0.0.1", port, f"http://127.0.0.1:{port}"

@@ -13,32 +13,34 @@ DELAY = 0.25
 
 
 def later(delay: float, action) -> threading.Thread:
-    """Run ``action`` in a thread after ``delay`` real seconds (plus a small margin: callers start
-    timing only after this thread is started, and requests on a kept-alive connection are fast)."""
+    """A thread, not started yet, that runs ``action`` ``delay`` real seconds after it starts. Hand it to
+    :func:`timed`, which starts it once its clock runs: the time measured then always covers the whole
+    delay, however late the thread gets to run."""
     def run():
-        time.sleep(delay + 0.02)
+        time.sleep(delay)
         action()
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
+    return threading.Thread(target=run, daemon=True)
 
 
-def timed(call):
+def timed(call, writer: threading.Thread | None = None):
+    """``(call(), real seconds it took)``; ``writer`` is started right after the clock starts."""
     start = real_monotonic()
+    if writer is not None:
+        writer.start()
     result = call()
     return result, real_monotonic() - start
 
 
 def test_blocking_list_wakes_on_upsert_then_on_delete(sched):
     index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
-    later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("blocked")))
-    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"),
+                       later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("blocked"))))
     assert DELAY <= elapsed < 5
     upsert_index = int(r.headers["X-Nomad-Index"])
     assert upsert_index > index and [m["Name"] for m in r.json()] == ["blocked"]
 
-    later(DELAY, lambda: sched.state.delete_auth_method("blocked"))
-    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={upsert_index}&wait=10s"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={upsert_index}&wait=10s"),
+                       later(DELAY, lambda: sched.state.delete_auth_method("blocked")))
     assert DELAY <= elapsed < 5
     assert int(r.headers["X-Nomad-Index"]) == upsert_index + 1 and r.json() == []
 
@@ -47,19 +49,19 @@ def test_blocking_read_ignores_unrelated_writes(sched):
     watched = sched.state.upsert_auth_method(mock_oidc("watched"))
 
     def writes():
-        time.sleep(DELAY + 0.02)  # margin: timing starts after this thread is started
+        time.sleep(DELAY)
         sched.state.upsert_auth_method(mock_oidc("unrelated"))  # higher index, other method
         time.sleep(DELAY)
         sched.state.upsert_auth_method(mock_oidc("watched", TokenLocality="global"))
 
-    threading.Thread(target=writes, daemon=True).start()
-    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex}&wait=10s"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex}&wait=10s"),
+                       threading.Thread(target=writes, daemon=True))
     assert 2 * DELAY <= elapsed < 5
     assert r.status_code == 200 and r.json()["TokenLocality"] == "global"
     assert int(r.headers["X-Nomad-Index"]) == r.json()["ModifyIndex"] == watched.ModifyIndex + 2
 
-    later(DELAY, lambda: sched.state.delete_auth_method("watched"))
-    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex + 2}&wait=10s"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-method/watched?index={watched.ModifyIndex + 2}&wait=10s"),
+                       later(DELAY, lambda: sched.state.delete_auth_method("watched")))
     assert DELAY <= elapsed < 5
     assert_plain(r, 404, "ACL auth-method not found")
     assert int(r.headers["X-Nomad-Index"]) == watched.ModifyIndex + 3
@@ -86,8 +88,8 @@ def test_no_op_upserts_do_not_wake_a_blocked_list(sched):
     body = mock_oidc("same")
     sched.state.upsert_auth_method(body)
     index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
-    later(0.05, lambda: sched.state.upsert_auth_method(body))
-    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=400ms"))
+    r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=400ms"),
+                       later(0.05, lambda: sched.state.upsert_auth_method(body)))
     assert elapsed >= 0.4 and r.headers["X-Nomad-Index"] == str(index)
 
 
@@ -97,8 +99,8 @@ def test_blocking_under_a_frozen_clock(sched, tick):
         index = int(sched.get("/v1/acl/auth-methods").headers["X-Nomad-Index"])
         r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=250ms"))
         assert r.headers["X-Nomad-Index"] == str(index) and 0.25 <= elapsed < 1.5
-        later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("frozen")))
-        r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"))
+        r, elapsed = timed(lambda: sched.get(f"/v1/acl/auth-methods?index={index}&wait=10s"),
+                           later(DELAY, lambda: sched.state.upsert_auth_method(mock_oidc("frozen"))))
         assert DELAY <= elapsed < 5 and r.json()[0]["Name"] == "frozen"
         read = sched.get("/v1/acl/auth-method/frozen").json()
         assert read["CreateTime"].startswith("2030-01-01T00:00:0")
