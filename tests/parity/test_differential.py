@@ -104,3 +104,48 @@ def test_requests_are_shown_with_their_references_and_raw_tokens():
     req = Req("POST", ["/v1/", "{mount}", "/revoke"], {"serial_number": Ref("serial", 2), "n": RawNumber("1e999")})
     assert req.show() == 'POST /v1/{mount}/revoke {"serial_number":"<serial#2>","n":1e999}'
     assert dump_body(Raw(value={"a": 1}, prefix="\ufeff")) == '\ufeff{"a":1}'
+
+
+def test_token_ids_and_accessors_of_the_double_are_mapped_and_accessor_lists_sorted():
+    real_vars = {"tokens": [("s.RealTokenAAAAAAAAAAAAAAAA", "RealAccessorAAAAAAAAAAAA"), ("b.RealBatch", "")],
+                 "root_accessor": "RealRootAccessorAAAAAAAA"}
+    double_vars = {"tokens": [("s.DoubleTokenBBBBBBBBBBBBBB", "DoubleAccessorBBBBBBBBBB"), ("b.DoubleBatch", "")],
+                   "root_accessor": "DoubleRootAccessorBBBBBB"}
+    mapping = compare.id_mapping(real_vars, double_vars)
+    assert "" not in mapping and mapping["b.DoubleBatch"] == "b.RealBatch"
+    real = _response(200, {"data": {"id": "s.RealTokenAAAAAAAAAAAAAAAA", "creation_ttl": 3600, "ttl": 3600}})
+    same = _response(200, {"data": {"id": "s.DoubleTokenBBBBBBBBBBBBBB", "creation_ttl": 3600, "ttl": 3599}})
+    assert compare.compare(real, same, mapping, 2) == []
+    wrong = _response(200, {"data": {"id": "b.DoubleBatch", "creation_ttl": 3600, "ttl": 3600}})
+    assert compare.compare(real, wrong, mapping, 2) != []
+    listed = _response(200, {"data": {"keys": ["RealAccessorAAAAAAAAAAAA", "RealRootAccessorAAAAAAAA"]}})
+    shuffled = _response(200, {"data": {"keys": ["DoubleRootAccessorBBBBBB", "DoubleAccessorBBBBBBBBBB"]}})
+    assert compare.compare(listed, shuffled, mapping, 2) == []
+    missing = _response(200, {"data": {"keys": ["DoubleRootAccessorBBBBBB"]}})
+    assert compare.compare(listed, missing, mapping, 2) != []
+
+
+def test_token_lookup_ttl_is_tolerated_only_in_token_answers():
+    real = _response(200, {"auth": {"lease_duration": 3600}, "data": {"ttl": 3600}})
+    assert compare.compare(real, _response(200, {"auth": {"lease_duration": 3599}, "data": {"ttl": 3600}}), {}, 2) == []
+    assert compare.compare(real, _response(200, {"auth": {"lease_duration": 3600}, "data": {"ttl": 3599}}), {}, 2) != []
+    assert compare.compare(real, _response(200, {"auth": {"lease_duration": 3590}, "data": {"ttl": 3600}}), {}, 2) != []
+
+
+def test_token_family_never_revokes_the_root_token():
+    from differential import token_gen
+    from hypothesis import Phase, given, seed
+
+    @seed(1)
+    @settings(max_examples=300, phases=[Phase.generate], database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(token_gen.sequences(1, 8))
+    def check(seq):
+        for req in seq:
+            body = json.loads(dump_body(req.body)) if isinstance(req.body, dict) else {}
+            if "revoke" in req.template:
+                assert body.get("token") != "root" and body.get("accessor") != "<root_accessor>"
+            if req.template.endswith("revoke-self"):
+                assert isinstance(req.token, Ref)
+
+    check()

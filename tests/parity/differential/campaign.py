@@ -7,24 +7,27 @@ from collections import Counter
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .requests_gen import sequences
+from . import requests_gen, token_gen
 from .runner import Outcome, Runner
+
+#: the request families: name -> module with ``sequences(min_size, max_size)``
+FAMILIES = {"pki": requests_gen, "token": token_gen}
 
 
 class _Done(Exception):
     pass
 
 
-def draw_sequences(seed_value: int, n_requests: int, max_len: int = 10) -> list:
-    """Sequences (lists of ``Req``) totalling at least ``n_requests`` requests, the same for the same
-    seed and code."""
+def draw_sequences(seed_value: int, n_requests: int, max_len: int = 10, family: str = "pki") -> list:
+    """Sequences (lists of ``Req``) of ``family`` totalling at least ``n_requests`` requests, the same
+    for the same seed and code."""
     drawn: list = []
     total = [0]
 
     @seed(seed_value)
     @settings(max_examples=10 * n_requests, phases=[Phase.generate], database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(sequences(1, max_len))
+    @given(FAMILIES[family].sequences(1, max_len))
     def collect(seq):
         if total[0] >= n_requests:
             raise _Done
@@ -38,10 +41,11 @@ def draw_sequences(seed_value: int, n_requests: int, max_len: int = 10) -> list:
     return drawn
 
 
-def run_seed(runner: Runner, seed_value: int, n_requests: int) -> list[Outcome]:
-    """Every outcome of one seed's sequences (each on freshly set-up mounts)."""
+def run_seed(runner: Runner, seed_value: int, n_requests: int, family: str = "pki") -> list[Outcome]:
+    """Every outcome of one seed's sequences of ``family`` (each on a fresh set-up; ``runner`` must be
+    the family's: :class:`Runner` for ``pki``, :class:`~.token_runner.TokenRunner` for ``token``)."""
     outcomes: list[Outcome] = []
-    for seq in draw_sequences(seed_value, n_requests):
+    for seq in draw_sequences(seed_value, n_requests, family=family):
         outcomes += runner.run(seq)
     return outcomes
 

@@ -7,8 +7,10 @@ keys, ``data`` key types, error and warning texts, the whole body after
 * **identities are mapped, not just masked**: every serial (colon and hyphen forms), issuer id and
   key id the double handed out in this sequence is replaced by the real server's counterpart
   before comparing, so "revoked the right certificate" and "named the right issuer" are checked;
-* **times are tolerated by the request's own duration**: certificate validity lengths and
-  ``lease_duration`` may differ by the seconds both requests took plus 2 s (the two servers do not
+* **token ids and accessors are mapped** the same way (each side's tokens created in the sequence,
+  and the root token's accessor); a LIST of accessors is compared in sorted order;
+* **times are tolerated by the request's own duration**: certificate validity lengths,
+  ``lease_duration`` (also under ``auth``) and a token lookup's ``ttl`` may differ by the seconds both requests took plus 2 s (the two servers do not
   answer in the same second);
 * **KeyUsage is compared as encoded**: the raw BIT STRING, because cryptography hides
   EncipherOnly/DecipherOnly without KeyAgreement.
@@ -49,8 +51,10 @@ def id_mapping(real_vars: dict[str, Any], double_vars: dict[str, Any]) -> dict[s
     """``{double value: real value}`` for the serials, issuer ids and key ids of one sequence."""
     mapping: dict[str, str] = {}
     pairs = [(double_vars.get(k), real_vars.get(k)) for k in ("root_id", "root_key_id", "root_serial",
-                                                               "other_root_id", "other_root_serial")]
+                                                               "other_root_id", "other_root_serial", "root_accessor")]
     pairs += [(d[0], r[0]) for d, r in zip(double_vars.get("issued", []), real_vars.get("issued", []), strict=False)]
+    for d, r in zip(double_vars.get("tokens", []), real_vars.get("tokens", []), strict=False):
+        pairs += [(d[0], r[0]), (d[1], r[1])]  # token id, accessor (empty for batch tokens: skipped)
     for dv, rv in pairs:
         if isinstance(dv, str) and isinstance(rv, str) and dv and rv:
             mapping[dv] = rv
@@ -70,11 +74,34 @@ def _mapped_json(resp: http.Response, mapping: dict[str, str]) -> Any:
 
 
 def _tolerate(rj: Any, dj: Any, tolerance: float) -> None:
-    """Make ``lease_duration`` equal on both sides when within ``tolerance`` seconds."""
-    if isinstance(rj, dict) and isinstance(dj, dict):
-        a, b = rj.get("lease_duration"), dj.get("lease_duration")
-        if isinstance(a, int) and isinstance(b, int) and abs(a - b) <= tolerance:
-            dj["lease_duration"] = a
+    """Make ``lease_duration`` (top-level and under ``auth``) and a token lookup's remaining ``ttl``
+    equal on both sides when within ``tolerance`` seconds; a token's ``last_renewal_time`` (unix
+    seconds) is compared by type only."""
+    if not (isinstance(rj, dict) and isinstance(dj, dict)):
+        return
+    spots = [(rj, dj, "lease_duration")]
+    if isinstance(rj.get("auth"), dict) and isinstance(dj.get("auth"), dict):
+        spots.append((rj["auth"], dj["auth"], "lease_duration"))
+    rd, dd = rj.get("data"), dj.get("data")
+    if isinstance(rd, dict) and isinstance(dd, dict) and "creation_ttl" in rd and "creation_ttl" in dd:
+        spots.append((rd, dd, "ttl"))
+        for side in (rd, dd):
+            if isinstance(side.get("last_renewal_time"), int) and side["last_renewal_time"] > 10**9:
+                side["last_renewal_time"] = "<UNIX>"
+    for r, d, key in spots:
+        a, b = r.get(key), d.get(key)
+        if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and abs(a - b) <= tolerance:
+            d[key] = a
+
+
+def _sort_mapped_keys(rj: Any, dj: Any, mapping: dict[str, str]) -> None:
+    """``data.keys`` listing mapped ids (``LIST auth/token/accessors``) is sorted by each server's own
+    random values: compare it as a set (sorted on both sides)."""
+    values = set(mapping.values())
+    for j in (rj, dj):
+        keys = j.get("data", {}).get("keys") if isinstance(j, dict) and isinstance(j.get("data"), dict) else None
+        if isinstance(keys, list) and all(isinstance(k, str) for k in keys) and values & set(keys):
+            keys.sort()
 
 
 def compare(real: http.Response, double: http.Response, mapping: dict[str, str], tolerance: float) -> list[str]:
@@ -100,6 +127,7 @@ def compare(real: http.Response, double: http.Response, mapping: dict[str, str],
             problems.append(f"raw body: bao {rk} != double {dk}")
         return problems
     _tolerate(rj, dj, tolerance)
+    _sort_mapped_keys(rj, dj, mapping)
     problems += h._compare_json(rj, dj, (), False)
     if isinstance(rj, dict) and isinstance(dj, dict):
         rd, dd = rj.get("data"), dj.get("data")

@@ -34,6 +34,7 @@ ROLES = {
 }
 ROOT_BODY = {"common_name": "Diff Root", "ttl": "87600h", "key_type": "ec", "key_bits": 256}
 FALLBACK_SERIAL = "11:22:33:44:55:66:77:88"
+FALLBACK_TOKEN, FALLBACK_ACCESSOR = "s.NoTokenWasCreatedHere00", "NoAccessorWasCreatedHere"
 _COUNTER = itertools.count(1)
 
 
@@ -84,6 +85,11 @@ def resolve(value: Any, side: h.Side) -> Any:
                         "key": material.key_pem("ec-p256")}[value.kind]
             serial, cert, key = issued[value.index % len(issued)]
             return {"serial": serial, "cert": cert, "key": key or material.key_pem("ec-p256")}[value.kind]
+        if value.kind in ("token", "accessor"):
+            tokens = side.vars.get("tokens", [])
+            if not tokens:
+                return {"token": FALLBACK_TOKEN, "accessor": FALLBACK_ACCESSOR}[value.kind]
+            return tokens[value.index % len(tokens)][0 if value.kind == "token" else 1]
         return side.vars.get(value.kind, "")
     if isinstance(value, Raw):
         return Raw(value.text, resolve(value.value, side), value.prefix)
@@ -112,7 +118,7 @@ def send(side: h.Side, req: Req) -> http.Response:
     if body is not None:
         data = (dump_body(body) if isinstance(body, Raw) else dump_json(body)).encode("utf-8", "surrogatepass")
         headers["Content-Type"] = "application/json"
-    return side.request(req.method, _path(req, side), data=data, headers=headers, token=req.token)
+    return side.request(req.method, _path(req, side), data=data, headers=headers, token=resolve(req.token, side))
 
 
 class Runner:
@@ -157,12 +163,16 @@ class Runner:
                 if stop_at_first and not outcome.agree:
                     break
         finally:
-            pair.cleanup_real()
-            if self.double is None:
-                pair.cleanup_real(pair.double)
+            self.teardown(pair)
             for side in pair.sides:
                 side.session.close()
         return outcomes
+
+    def teardown(self, pair: h.Pair) -> None:
+        """Remove this sequence's mounts from the real server (and the second one in self-check mode)."""
+        pair.cleanup_real()
+        if self.double is None:
+            pair.cleanup_real(pair.double)
 
     def exchange(self, pair: h.Pair, req: Req) -> Outcome:
         started = time.monotonic()
@@ -172,7 +182,9 @@ class Runner:
         mapping = compare.id_mapping(pair.real.vars, pair.double.vars)
         problems = compare.compare(real, double, mapping, tolerance)
         errors = [str(e) for e in self.double.pop_handler_errors()] if self.double is not None else []
-        outcome = Outcome(req, f"{req.method} {_path(req, pair.real)} {'' if req.body is None else dump_body(req.body)[:1500]}",
+        token = "" if req.token == h.ROOT_TOKEN else f"[token={req.token!r}] "
+        outcome = Outcome(req, f"{req.method} {_path(req, pair.real)} {token}"
+                               f"{'' if req.body is None else dump_body(req.body)[:1500]}",
                           real, double, problems, handler_errors=errors)
         if problems and not errors:
             outcome.allowed = allowlist.match(req, real, double, problems)
@@ -181,17 +193,24 @@ class Runner:
 
     @staticmethod
     def _remember(pair: h.Pair, real: http.Response, double: http.Response) -> None:
-        """Record an issued certificate on both sides (only when both issued one)."""
+        """Record an issued certificate, or a created token (id, accessor), on both sides (only when
+        both sides issued or created one)."""
         if real.status_code != 200 or double.status_code != 200:
             return
         rd, dd = (h.body_json(r) or {} for r in (real, double))
+        ra, da = (j.get("auth") if isinstance(j, dict) else None for j in (rd, dd))
+        if isinstance(ra, dict) and isinstance(da, dict) and isinstance(ra.get("client_token"), str) \
+                and isinstance(da.get("client_token"), str) and "/create" in real.request.path_url:
+            for side, auth in ((pair.real, ra), (pair.double, da)):
+                side.vars.setdefault("tokens", []).append((auth["client_token"], auth.get("accessor") or ""))
+            return
         rd, dd = rd.get("data") if isinstance(rd, dict) else None, dd.get("data") if isinstance(dd, dict) else None
         if not (isinstance(rd, dict) and isinstance(dd, dict)):
             return
         if isinstance(rd.get("serial_number"), str) and isinstance(dd.get("serial_number"), str) \
                 and isinstance(rd.get("certificate"), str) and isinstance(dd.get("certificate"), str):
             for side, data in ((pair.real, rd), (pair.double, dd)):
-                side.vars["issued"].append((data["serial_number"], data["certificate"], data.get("private_key")))
+                side.vars.setdefault("issued", []).append((data["serial_number"], data["certificate"], data.get("private_key")))
 
 
 def reproduction(outcomes: list[Outcome]) -> str:

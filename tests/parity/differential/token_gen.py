@@ -1,0 +1,286 @@
+"""Request sequences of the token family: the token store and the sys paths clients use.
+
+Same building blocks as the PKI family (:mod:`.requests_gen`): a :class:`Req` is written once and
+sent to both servers; :class:`Ref` values are filled in per side - ``Ref("token", k)`` /
+``Ref("accessor", k)`` are the id / accessor of the k-th token *that side* created in this sequence
+(modulo the count; the set-up creates token #0, see :mod:`.token_runner`), ``Ref("root_accessor")``
+the root token's accessor; ``{mount}`` in a path is the sequence's own KV mount. A request may be sent
+with such a token in ``X-Vault-Token`` instead of the root token.
+
+Paths: ``auth/token/create`` (plain, ``create-orphan``, ``create/<role>``), lookup / lookup-self /
+lookup-accessor, renew / renew-self / renew-accessor, revoke / revoke-self / revoke-accessor /
+revoke-orphan, token roles (write, read, LIST, delete), LIST accessors; ``sys/policy``,
+``sys/policies/acl/<name>`` (good and broken HCL/JSON), the capabilities paths, ``sys/mounts`` (read,
+tune read/write of the sequence's mount), ``sys/auth``, ``sys/health`` (with its status-code query
+parameters), ``sys/seal-status``, ``sys/leader``, ``sys/internal/ui/mounts``, ``sys/host-info``.
+
+Never drawn (they would change the shared real server for later sequences): revoking the root token
+(``revoke-self`` with it, ``"root"`` in a revoke body), writing the ``default`` policy, tuning mounts
+other than the sequence's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from .requests_gen import ODD, Raw, RawNumber, Ref, Req, _has_ref, dump_json
+
+TOKEN_DURATIONS = ["1h", "30m", "90s", "0", "0s", "", "bad", "1d", "-1h", "2h", "768h", "800h", "1.5h", "87600h",
+                   "99999999999999999999s", " 1h", "10s", "system"]
+durations = st.sampled_from(TOKEN_DURATIONS) | st.sampled_from([3600, 0, -5, 60, 1.5, 2 ** 64, RawNumber("1e999"),
+                                                                 "3600"])
+odd_values = st.sampled_from(ODD)
+POLICY_NAMES = ["dev", "p1", "p2", "Dev", "default", "root", "bad name", "p1 ", "", "\u00fcml", "a" * 130]
+ROLE_NAMES = ["ops", "r1", "r2", "nope", "R1", "a.b", "bad name"]
+
+
+def _comma_or_list(pool: list[str]) -> st.SearchStrategy:
+    items = st.lists(st.sampled_from(pool), min_size=1, max_size=3)
+    return st.sampled_from(pool) | items | items.map(",".join)
+
+
+def token_values(allow_root: bool = True) -> st.SearchStrategy:
+    """A token id for a body: one created here (mostly), or hostile values (``root`` only where
+    harmless)."""
+    fixed = ["", "nope", "s.nope", "b.nope", "hvs.AAAAAAAAAAAAAAAAAAAAAAAA", " ", "\u00e9", None, 5, [], {}]
+    if allow_root:
+        fixed.append("root")
+    return st.builds(Ref, st.just("token"), st.integers(0, 4)) | st.sampled_from(fixed)
+
+
+def accessor_values(allow_root: bool = True) -> st.SearchStrategy:
+    fixed: list[Any] = ["", "nope", "AAAAAAAAAAAAAAAAAAAAAAAA", None, 7]
+    if allow_root:
+        fixed.append(Ref("root_accessor"))
+    return st.builds(Ref, st.just("accessor"), st.integers(0, 4)) | st.sampled_from(fixed)
+
+
+GOOD_HCL = [
+    'path "secret/*" {\n  capabilities = ["read", "list"]\n}\n',
+    'path "auth/token/lookup-self" { capabilities = ["read"] }\npath "auth/token/renew-self" '
+    '{ capabilities = ["update"] }',
+    'path "auth/token/create" { capabilities = ["create", "update"] }\npath "auth/token/create/*" '
+    '{ capabilities = ["update"] }',
+    'path "sys/*" { capabilities = ["read", "sudo", "list"] }',
+    'path "*" { capabilities = ["create", "read", "update", "patch", "delete", "list", "sudo"] }',
+    'path "secret/+/x" { capabilities = ["deny"] }\npath "secret/data/*" { capabilities = ["read"] }',
+    '{"path": {"secret/*": {"capabilities": ["read"]}, "sys/capabilities-self": {"capabilities": ["update"]}}}',
+    'path "cubbyhole/*" { policy = "write" }',
+    'path "auth/token/*" { capabilities = ["update"] allowed_parameters = { "ttl" = [] } }',
+    'path "sys/mounts" { capabilities = ["read"] min_wrapping_ttl = "1m" max_wrapping_ttl = "1h" }',
+    '# just a comment\n',
+]
+BAD_HCL = [
+    'path "x" { capabilities = ["bogus"] }', 'path "x" {', 'path "x" { capabilities = "read" }', "", "garbage",
+    'path "x" { capabilities = ["read"] min_wrapping_ttl = "2h" max_wrapping_ttl = "1h" }',
+    'path "x" { policy = "bogus" }', 'name = "x"', 'path { capabilities = ["read"] }', '{"path": 5}',
+    'path "x" { capabilities = ["read"] unknown_key = 1 }', 'path "x*y*" { capabilities = ["read"] }',
+    'path "x" { capabilities = ["deny", "read"] }', 'path "\u00e9" { capabilities = ["read"] }',
+    'path "x" { capabilities = ["read"] required_parameters = "a" }',
+]
+CAP_PATHS = ["secret/foo", "secret/data/x", "auth/token/create", "auth/token/lookup-self", "sys/mounts",
+             "sys/policy", "cubbyhole/x", "", "/", "x/../y", "*", "sys/capabilities-self", "secret/a/x",
+             "\u00e9/x"]
+
+FIELDS: dict[str, st.SearchStrategy] = {
+    "policies": _comma_or_list(["default", "dev", "p1", "root", "nope", "", "Default", " dev "]),
+    "ttl": durations,
+    "lease": durations,
+    "explicit_max_ttl": durations,
+    "period": durations,
+    "renewable": st.sampled_from([True, False, "true", "x", 1]),
+    "num_uses": st.sampled_from([0, 1, 2, -1, "3", "x", 2 ** 70, 1.5]),
+    "no_parent": st.booleans(),
+    "no_default_policy": st.booleans(),
+    "display_name": st.sampled_from(["app", "", "My App!", "a" * 300, "\u00fcnic\u00f8de", "token-x", "x y"]),
+    "meta": st.sampled_from([{"a": "b"}, {"k": 1}, {}, "x", {"": ""}, {"a": None}, {"a": "b", "c": "d"}, "a=b"]),
+    "type": st.sampled_from(["service", "batch", "default", "", "bogus", "Batch", "default-service"]),
+    "entity_alias": st.sampled_from(["alias1", "", "x*"]),
+    "id": st.sampled_from(["custom-1", "custom-2", "", "a.b", "s.custom", "b.custom", "\u00e9t\u00e9"]),
+    "token": token_values(),
+    "token_norevoke": token_values(allow_root=False),
+    "accessor": accessor_values(),
+    "accessor_norevoke": accessor_values(allow_root=False),
+    "increment": durations,
+    # role fields
+    "allowed_policies": _comma_or_list(["dev", "default", "p1", "root", "", "nope"]),
+    "disallowed_policies": _comma_or_list(["dev", "default", "p1", "root", ""]),
+    "allowed_policies_glob": _comma_or_list(["d*", "p?", "*", "", "[x"]),
+    "disallowed_policies_glob": _comma_or_list(["d*", "*", ""]),
+    "orphan": st.booleans(),
+    "path_suffix": st.sampled_from(["v1", "", "a/b", "..", "x y", "a..b"]),
+    "allowed_entity_aliases": _comma_or_list(["alias1", "*", ""]),
+    "token_bound_cidrs": _comma_or_list(["127.0.0.1/32", "10.0.0.0/8", "bad", "::1/128", ""]),
+    "bound_cidrs": _comma_or_list(["127.0.0.1/32", "bad"]),
+    "token_explicit_max_ttl": durations,
+    "token_period": durations,
+    "token_type": st.sampled_from(["service", "batch", "default-service", "default-batch", "default", "bogus", ""]),
+    "token_no_default_policy": st.booleans(),
+    "token_num_uses": st.sampled_from([0, 1, -1, "x"]),
+    "token_ttl": durations,
+    # sys fields
+    "policy": st.sampled_from(GOOD_HCL + GOOD_HCL + BAD_HCL),
+    "rules": st.sampled_from(GOOD_HCL[:3] + BAD_HCL[:3]),
+    "path": st.sampled_from(CAP_PATHS),
+    "paths": _comma_or_list(CAP_PATHS),
+    "default_lease_ttl": durations,
+    "max_lease_ttl": durations,
+    "description": st.sampled_from(["tuned", "", "\u00e9"]),
+    "listing_visibility": st.sampled_from(["hidden", "unauth", "", "bogus"]),
+    "audit_non_hmac_request_keys": _comma_or_list(["a", "b", ""]),
+    "passthrough_request_headers": _comma_or_list(["X-A", ""]),
+    "options": st.sampled_from([{"version": "2"}, {"version": "1"}, {}, {"version": "x"}, {"a": "b"}]),
+    "token_type_tune": st.sampled_from(["service", "batch", "default-service", ""]),
+}
+CREATE = ["policies", "ttl", "explicit_max_ttl", "period", "renewable", "num_uses", "no_parent", "no_default_policy",
+          "display_name", "meta", "type", "entity_alias", "id", "lease"]
+ROLE = ["allowed_policies", "disallowed_policies", "allowed_policies_glob", "disallowed_policies_glob", "orphan",
+        "renewable", "path_suffix", "allowed_entity_aliases", "token_bound_cidrs", "token_explicit_max_ttl",
+        "token_period", "token_type", "token_no_default_policy", "token_num_uses", "period", "explicit_max_ttl",
+        "bound_cidrs", "token_ttl"]
+TUNE = ["default_lease_ttl", "max_lease_ttl", "description", "listing_visibility", "audit_non_hmac_request_keys",
+        "passthrough_request_headers", "options", "token_type_tune"]
+RENAMED = {"token_norevoke": "token", "accessor_norevoke": "accessor", "token_type_tune": "token_type"}
+
+
+@st.composite
+def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
+    """Like ``requests_gen.bodies``: the ``required`` fields (usually), a few of ``names`` (sometimes a
+    hostile value instead), now and then an unknown field, a BOM, a raw text body or one syntax slip."""
+    body: dict[str, Any] = {}
+    for name in required:
+        if draw(st.integers(0, 9)):
+            body[name] = draw(FIELDS[name])
+    for name in draw(st.lists(st.sampled_from(names), max_size=4, unique=True)) if names else ():
+        body[name] = draw(odd_values) if draw(st.integers(0, 7)) == 0 else draw(FIELDS[name])
+    if draw(st.integers(0, 11)) == 0:
+        body[draw(st.sampled_from(["bogus_field", "TTL", ""]))] = "x"
+    body = {RENAMED.get(k, k): v for k, v in body.items()}
+    shape = draw(st.integers(0, 19))
+    if shape == 0:
+        return Raw(value=body, prefix="\ufeff")
+    if shape == 2 and not _has_ref(body):
+        text = dump_json(body)
+        at = draw(st.integers(0, len(text)))
+        slip = draw(st.sampled_from(["", ",", "]", "}", "[", "{", ":", " ", '"', "1", "tru", "\\"]))
+        drop = draw(st.integers(0, 1)) if at < len(text) else 0
+        return Raw(text=text[:at] + slip + text[at + drop:])
+    if shape == 1:
+        return Raw(text=draw(st.sampled_from(["", "null", "[]", '"x"', "{", '{"a":1}x', '{"ttl":1e999}',
+                                              '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"])))
+    return body
+
+
+def _p(*parts) -> list:
+    return list(parts)
+
+
+def _token_request(draw, kind: str) -> Req:
+    role = draw(st.sampled_from(ROLE_NAMES))
+    T = "/v1/auth/token/"
+    if kind == "create":
+        tail = draw(st.sampled_from(["create", "create", "create", "create-orphan", "create/" + role]))
+        return Req("POST", _p(T + tail), draw(bodies(CREATE)))
+    if kind == "lookup":
+        return Req("POST", _p(T + "lookup"), draw(bodies([], ("token",))))
+    if kind == "lookup_self":
+        return Req(draw(st.sampled_from(["GET", "GET", "POST"])), _p(T + "lookup-self"))
+    if kind == "lookup_accessor":
+        return Req("POST", _p(T + "lookup-accessor"), draw(bodies([], ("accessor",))))
+    if kind == "renew":
+        return Req("POST", _p(T + "renew"), draw(bodies(["increment"], ("token",))))
+    if kind == "renew_self":
+        return Req("POST", _p(T + "renew-self"), draw(bodies(["increment"])))
+    if kind == "renew_accessor":
+        return Req("POST", _p(T + "renew-accessor"), draw(bodies(["increment"], ("accessor",))))
+    if kind in ("revoke", "revoke_orphan"):
+        return Req("POST", _p(T + ("revoke" if kind == "revoke" else "revoke-orphan")),
+                   draw(bodies([], ("token_norevoke",))))
+    if kind == "revoke_accessor":
+        return Req("POST", _p(T + "revoke-accessor"), draw(bodies([], ("accessor_norevoke",))))
+    if kind == "role_write":
+        return Req("POST", _p(T + "roles/" + draw(st.sampled_from(["ops", "r1", "r1", "r2", "bad name"]))),
+                   draw(bodies(ROLE)))
+    if kind == "role_read":
+        return Req(draw(st.sampled_from(["GET", "GET", "DELETE"])), _p(T + "roles/" + role))
+    if kind == "roles_list":
+        return Req(draw(st.sampled_from(["LIST", "LIST", "GET"])), _p(T + "roles"))
+    return Req("LIST", _p(T + "accessors"))  # accessors
+
+
+def _sys_request(draw, kind: str) -> Req:
+    name = draw(st.sampled_from(POLICY_NAMES))
+    S = "/v1/sys/"
+    if kind == "policy_write":
+        name = draw(st.sampled_from([n for n in POLICY_NAMES if n != "default"]))
+        legacy = draw(st.integers(0, 3)) == 0
+        return Req(draw(st.sampled_from(["POST", "PUT"])), _p(S + ("policy/" if legacy else "policies/acl/") + name),
+                   draw(bodies(["rules"] if legacy else [], ("policy",))))
+    if kind == "policy_read":
+        prefix = draw(st.sampled_from(["policies/acl/", "policies/acl/", "policy/"]))
+        return Req(draw(st.sampled_from(["GET", "GET", "DELETE"])), _p(S + prefix + name))
+    if kind == "policy_list":
+        return Req(draw(st.sampled_from(["GET", "LIST"])), _p(S + draw(st.sampled_from(["policy", "policies/acl"]))))
+    if kind == "capabilities":
+        return Req("POST", _p(S + "capabilities"), draw(bodies(["path", "paths"], ("token",))))
+    if kind == "capabilities_self":
+        return Req("POST", _p(S + "capabilities-self"), draw(bodies(["path", "paths"])))
+    if kind == "capabilities_accessor":
+        return Req("POST", _p(S + "capabilities-accessor"), draw(bodies(["path", "paths"], ("accessor",))))
+    if kind == "mounts":
+        target = draw(st.sampled_from(["", "/{mount}", "/secret", "/nope", "/sys", "/cubbyhole"]))
+        return Req("GET", _p(S + "mounts" + target))
+    if kind == "tune_read":
+        target = draw(st.sampled_from(["{mount}", "{mount}", "secret", "auth/token", "sys", "nope", "cubbyhole"]))
+        return Req("GET", _p(S + "mounts/" + target + "/tune"))
+    if kind == "tune_write":
+        target = draw(st.sampled_from(["{mount}", "{mount}", "{mount}", "nope"]))
+        return Req("POST", _p(S + "mounts/" + target + "/tune"), draw(bodies(TUNE)))
+    if kind == "auth":
+        return Req("GET", _p(S + draw(st.sampled_from(["auth", "auth/token/tune", "auth/nope/tune"]))))
+    if kind == "status":
+        tail = draw(st.sampled_from(["health", "health", "health?standbyok=true", "health?activecode=299",
+                                     "health?activecode=abc", "health?sealedcode=299&uninitcode=298",
+                                     "health?perfstandbyok=x", "seal-status", "seal-status", "leader",
+                                     "internal/ui/mounts", "internal/ui/mounts", "internal/ui/mounts/secret",
+                                     "internal/ui/mounts/{mount}", "internal/ui/mounts/nope", "host-info"]))
+        return Req(draw(st.sampled_from(["GET", "GET", "GET", "HEAD"])) if tail.startswith("health") else "GET",
+                   _p(S + tail))
+    raise AssertionError(kind)
+
+
+TOKEN_KINDS = ["create", "create", "create", "create", "lookup", "lookup", "lookup_self", "lookup_accessor", "renew",
+               "renew", "renew_self", "renew_accessor", "revoke", "revoke_orphan", "revoke_accessor", "role_write",
+               "role_write", "role_read", "roles_list", "accessors"]
+SYS_KINDS = ["policy_write", "policy_write", "policy_read", "policy_list", "capabilities", "capabilities_self",
+             "capabilities_accessor", "mounts", "tune_read", "tune_write", "tune_write", "auth", "status", "status"]
+
+
+@st.composite
+def requests(draw) -> Req:
+    """One request of the token family."""
+    kind = draw(st.sampled_from(TOKEN_KINDS + SYS_KINDS))
+    req = _token_request(draw, kind) if kind in TOKEN_KINDS else _sys_request(draw, kind)
+    who = draw(st.integers(0, 19))
+    if who < 7:  # a token created in this sequence
+        req.token = Ref("token", draw(st.integers(0, 4)))
+    elif who == 7:
+        req.token = draw(st.sampled_from([None, "bogus", ""]))
+    if req.method in ("GET", "LIST", "DELETE", "HEAD") and req.body not in (None, {}):
+        req.body = None
+    return req
+
+
+@st.composite
+def _revoke_self(draw) -> Req:
+    return Req("POST", _p("/v1/auth/token/revoke-self"), None, Ref("token", draw(st.integers(0, 4))))
+
+
+def sequences(min_size: int = 1, max_size: int = 8) -> st.SearchStrategy:
+    """Lists of :func:`requests` (with now and then a ``revoke-self`` by a token of the sequence)."""
+    one = st.one_of(requests(), requests(), requests(), requests(), requests(), requests(), requests(), requests(),
+                    requests(), _revoke_self())
+    return st.lists(one, min_size=min_size, max_size=max_size)
+
