@@ -7,6 +7,10 @@
 * :mod:`.compare` - the normaliser (serial/id mapping, validity tolerance) and the comparison.
 * :mod:`.allowlist` - the intentional divergences, each pointing at its row in docs/divergences.md.
 * :mod:`.runner` - sets both servers up identically per sequence, sends, compares, reports.
+* :mod:`.token_gen`, :mod:`.token_runner` - the token family: the token store and the sys paths
+  clients use (create/lookup/renew/revoke by token, self and accessor, roles, ACL policies,
+  capabilities, mounts and tune, health/seal-status/leader), requests sent with tokens the sequence
+  created; :mod:`.campaign` ``FAMILIES`` names both families.
 
 Used by ``tests/parity/test_differential.py`` (small CI profile, ``SCHEDPKI_DIFF_SCALE`` scales it)
 and ``scripts/differential.py`` (``A/N agree`` per seed, causes grouped).

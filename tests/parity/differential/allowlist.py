@@ -42,7 +42,7 @@ def _both_error_texts(bao_has: str, double_has: str) -> Callable:
     return applies
 
 
-_FIELD_ERROR = re.compile(r'^Field validation failed: error converting input for field "([^"]+)": ')
+_FIELD_ERROR = re.compile(r'^(Field validation failed: )?error converting input for field "([^"]+)": ')
 
 
 def _another_invalid_field(req, bao, double, problems) -> bool:
@@ -58,8 +58,8 @@ def _another_invalid_field(req, bao, double, problems) -> bool:
             body = json.loads(req.body.prefix + req.body.text)
         except ValueError:
             body = None
-    return bool(bm and dm and isinstance(body, dict) and bm.group(1) in body and dm.group(1) in body
-                and bm.group(1) != dm.group(1))
+    return bool(bm and dm and isinstance(body, dict) and bm.group(2) in body and dm.group(2) in body
+                and bm.group(2) != dm.group(2) and bm.group(1) == dm.group(1))  # same prefix (token roles: none)
 
 
 def _san_facts(resp: http.Response) -> dict | None:

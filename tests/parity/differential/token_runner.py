@@ -4,7 +4,8 @@ runner, another set-up.
 Per sequence both servers get the same fresh state: the real server (and, in self-check mode, the
 second one) is scrubbed of what earlier sequences or tests left in the token store and the ACL
 store - every token except the root token revoked (by accessor), every token role and every policy
-but ``default``/``root`` deleted - and the double is reset. Then, compared like any request: a KV
+but ``default``/``root`` deleted - and the double is reset (and given the ``secret/`` KV version 2
+mount a dev server has). Then, compared like any request: a KV
 mount ``d<n>`` (the ``{mount}`` of the sequence's paths), the policy ``dev`` (:data:`DEV_POLICY`),
 the token role ``ops`` (:data:`OPS_ROLE`) and token #0 (policy ``dev``, ttl 1h). Each side's root
 token accessor is kept in ``vars["root_accessor"]`` (mapped like token accessors); each side's
@@ -24,6 +25,7 @@ DEV_POLICY = ('path "secret/*" { capabilities = ["read", "list"] }\n'
               'path "sys/capabilities-self" { capabilities = ["update"] }\n')
 OPS_ROLE = {"allowed_policies": "dev,default", "renewable": True, "token_explicit_max_ttl": "2h"}
 FIRST_TOKEN = {"policies": ["dev"], "ttl": "1h"}
+DEV_SECRET_MOUNT = {"type": "kv", "options": {"version": "2"}, "description": "key/value secret storage"}
 _ROOT_ACCESSOR: dict[str, str] = {}
 
 
@@ -73,6 +75,8 @@ class TokenRunner(Runner):
             side.vars["root_accessor"] = root_accessor(side) if side in real_sides else self._double_root(side)
             side.vars["tokens"] = []
         pair.mounts.remove(pair.mounts[1])  # the PKI family's second mount is not made here
+        if self.double is not None:  # `bao server -dev` has secret/ (KV version 2); the reset double has not
+            pair.double.request("POST", "/v1/sys/mounts/secret", json=DEV_SECRET_MOUNT)
         pair.send("POST", f"/v1/sys/mounts/{pair.mount}", json={"type": "kv"}).same().expect(204)
         pair.send("POST", "/v1/sys/policies/acl/dev", json={"policy": DEV_POLICY}).same().expect(204)
         pair.send("POST", "/v1/auth/token/roles/ops", json=OPS_ROLE).same().expect(204)
