@@ -41,7 +41,8 @@ class Token:
 
     @property
     def pos(self) -> str:
-        return f"{self.line}:{self.col}"
+        """``line:col``; ``-`` for a token without a position (HCL1's JSON parser keeps none)."""
+        return f"{self.line}:{self.col}" if self.line else "-"
 
     def value(self) -> Any:
         """The token's value: a string without quotes, a number, a bool, or the identifier."""

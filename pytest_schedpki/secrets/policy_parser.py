@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 from ..golang.duration import go_quote
-from . import hcl1
+from . import hcl1, hcl1_json
 
 CAPABILITIES = {"create", "read", "update", "delete", "list", "sudo", "deny", "patch", "scan"}
 LEGACY_POLICY = {  # the pre-0.5 `policy = "..."` shorthand
@@ -55,6 +54,10 @@ def _check_keys(items: list[hcl1.ObjectItem], valid: tuple[str, ...]) -> str | N
     bad = [f"invalid key {go_quote(str(i.keys[0].value()))} on line {i.assign_line}" for i in items
            if i.keys and i.keys[0].value() not in valid]
     return _multierror(bad) if bad else None
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, hcl1.Literal) and node.token.type == "NULL"
 
 
 def _node_type(node: Any) -> str:
@@ -107,14 +110,23 @@ def _wrapping_ttl(node: Any, name: str, key: str) -> None:
                 raise PolicyError(f"path {go_quote(key)}: error parsing {name}: {exc}") from None
 
 
-def _hcl_rules(text: str) -> dict[str, dict[str, Any]]:
-    """``{pattern: {"capabilities": [...], "policy": str|None}}`` of an HCL policy, with OpenBao's
-    checks and texts (without the ``failed to parse policy: `` prefix)."""
-    try:
-        root = hcl1.parse(text)
-    except hcl1.HclError as exc:
-        raise PolicyError(str(exc)) from None
-    bad = _check_keys(root.items, ("name", "path"))
+def _name_error(root: hcl1.ObjectList) -> str | None:
+    """HCL's decoding of the top-level ``name`` into a string (OpenBao decodes it before the paths)."""
+    for item in root.filter("name").items:
+        if not isinstance(item.val, hcl1.Literal):
+            val = item.val
+            if isinstance(val, hcl1.ObjectList):  # HCL decodes the object's item list: its position is the first key's
+                where = val.items[0].keys[0].pos if val.items and val.items[0].keys else _pos(val)
+                return f"At {where}: root.name: unknown type for string *ast.ObjectList"
+            return f"At {_pos(val)}: root.name: unknown type for string {_node_type(val)}"
+    return None
+
+
+def _rules(root: hcl1.ObjectList) -> dict[str, dict[str, Any]]:
+    """``{pattern: {"capabilities": [...], "policy": str|None}}`` of a parsed policy (HCL, or JSON
+    read as HCL1 reads it), with OpenBao's checks and texts (without the ``failed to parse policy: ``
+    prefix), in its order: unknown top-level keys, ``name``, then each path block."""
+    bad = _check_keys(root.items, ("name", "path")) or _name_error(root)
     if bad:
         raise PolicyError(bad)
     rules: dict[str, dict[str, Any]] = {}
@@ -131,7 +143,7 @@ def _hcl_rules(text: str) -> dict[str, dict[str, Any]]:
             name = entry.keys[0].value() if entry.keys else ""
             if name == "capabilities":
                 block["capabilities"] = _strings(entry.val, "Capabilities", prefix)
-            elif name == "policy":
+            elif name == "policy" and not _is_null(entry.val):  # JSON null: HCL leaves the string unset
                 block["policy"] = _string(entry.val, "Policy", prefix)
             elif name in ("allowed_parameters", "denied_parameters"):
                 _parameters(entry.val, name, prefix)
@@ -158,19 +170,14 @@ def decode_policy_text(text: str) -> str:
 
 
 def parse_policy(text: str) -> dict[str, set[str]]:
-    """``{path pattern: capabilities}`` of a policy text (HCL or JSON). Raises PolicyError."""
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            tree = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"failed to parse policy: {exc}") from None
-        rules = {p: (b if isinstance(b, dict) else {}) for p, b in (tree.get("path") or {}).items()}
-    else:
-        try:
-            rules = _hcl_rules(text)
-        except PolicyError as exc:
-            raise PolicyError(f"failed to parse policy: {exc}") from None
+    """``{path pattern: capabilities}`` of a policy text: HCL, or JSON when it starts with ``{``
+    (HCL1's test), read into the same tree (:mod:`.hcl1_json`) and checked the same way. Raises
+    PolicyError."""
+    try:
+        root = hcl1_json.parse(text) if text.lstrip().startswith("{") else hcl1.parse(text)
+        rules = _rules(root)
+    except (hcl1.HclError, PolicyError) as exc:
+        raise PolicyError(f"failed to parse policy: {exc}") from None
     result: dict[str, set[str]] = {}
     for pattern, block in rules.items():
         caps: set[str] = set()
