@@ -26,7 +26,7 @@ from werkzeug.wrappers import Request, Response
 from ..golang.mime import MediaTypeError, parse_media_type
 from .acl import check_capability
 from .framework.engine import MountWrite
-from .framework.fields import ConversionError, duration_seconds, parse_go_bool
+from .framework.fields import ConversionError, JsonNumber, duration_seconds, parse_go_bool
 from .framework.logical import (
     JSON_HEADERS,
     LogicalError,
@@ -259,6 +259,12 @@ def handle(service: SecretsService, request: Request) -> Response:
     return result.to_response()
 
 
+# the paths whose ``token`` parameter OpenBao reads before anything else (a value that is not a string:
+# 403 ``invalid token``, whatever the request's own token)
+BODY_TOKEN_PATHS = frozenset({"auth/token/lookup", "auth/token/renew", "auth/token/revoke",
+                              "auth/token/revoke-orphan"})
+
+
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
              headers: dict[str, str] | None = None, remote_addr: str = "", help: bool = False) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
@@ -274,6 +280,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     router, inner, mount = _route(service, rel)
     if service.sealed and rel.rstrip("/") not in SERVED_WHILE_SEALED:
         raise LogicalError(503, ["Vault is sealed"])
+    if rel in BODY_TOKEN_PATHS and "token" in raw and (not isinstance(raw["token"], str)
+                                                       or isinstance(raw["token"], JsonNumber)):
+        raise LogicalError(403, ["invalid token"])  # request_handling.go: before the token is checked
     found = router.match(inner) if router is not None else None  # once: every check below reads it
     unauthenticated = router is not None and router.is_unauthenticated(inner, found)
     token = None

@@ -8,6 +8,7 @@ blanked), ``renew``, ``renew-self`` and ``renew-accessor`` (TTL from :mod:`.toke
 
 from __future__ import annotations
 
+from ..acl import capabilities
 from ..auth.token.store import Token
 from ..framework.fields import DURATION, STRING, Field
 from ..framework.logical import LogicalError, LogicalResponse, multierror_text, user_error
@@ -102,10 +103,28 @@ def _revoke_self(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(status=204)
 
 
+def _sudo(req: LogicalRequest, path: str) -> bool:
+    """OpenBao's ``SudoPrivilege``: whether the request's token holds ``sudo`` on ``path`` (root does)."""
+    token = req.token
+    if token is None:
+        return False
+    if token.is_root:
+        return True
+    policies = [req.service.policies[name] for name in token.policies if name in req.service.policies]
+    caps = capabilities(policies, path)
+    return "sudo" in caps and "deny" not in caps
+
+
 def _revoke_orphan(req: LogicalRequest) -> LogicalResponse:
+    """``handleRevokeOrphan``: the token's sudo is checked by the handler (the path is not
+    root-protected; only ``revoke-orphan/*`` is), then the token must exist."""
     token_id = req.data.get("token")
     if not token_id:
         raise user_error("missing token ID")
+    if not _sudo(req, "auth/token/revoke-orphan"):
+        raise user_error("root or sudo privileges required to revoke and orphan")
+    if req.service.tokens.lookup(token_id, _now(req)) is None:
+        raise user_error("token to revoke not found")
     revoke(req, token_id, orphan_children=True)
     return LogicalResponse(status=204)
 
@@ -140,7 +159,7 @@ TOKEN_PATHS = [
     Path("renew-accessor", {**_ACCESSOR, **_INCREMENT}, {"update": _renew_accessor}),
     Path("revoke", _TOKEN, {"update": _revoke}),
     Path("revoke-self", {}, {"update": _revoke_self}),
-    Path("revoke-orphan", _TOKEN, {"update": _revoke_orphan}, sudo=True),
+    Path("revoke-orphan", _TOKEN, {"update": _revoke_orphan}),
     Path("revoke-accessor", _ACCESSOR, {"update": _revoke_accessor}),
     Path("accessors/?", {}, {"list": _list_accessors}, sudo=True),
 ]
