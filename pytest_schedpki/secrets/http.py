@@ -41,6 +41,7 @@ from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
 from .leases import record_lease
 from .service import SecretsService
+from .system.health import health_response
 from .system.mounts.auth import SYS_AUTH_ROUTER
 from .system.namespaces import check_namespace
 from .system.path_help import help_requested, help_response
@@ -226,12 +227,13 @@ def handle(service: SecretsService, request: Request) -> Response:
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)
     rel = path[len("/v1/"):]
+    if rel == "sys/health":  # answered by OpenBao's HTTP layer itself, after the namespace header only
+        check_namespace(request.headers.get("X-Vault-Namespace"), rel)
+        return health_response(service, request.environ)
     query = _query(request)
     operation, rel = _operation(request, rel, query)
     check_namespace(request.headers.get("X-Vault-Namespace"), rel)
     if operation == "head":
-        if rel.strip("/") == "sys/health":
-            return Response(b"", status=503 if service.sealed else 200, mimetype="application/json", headers=JSON_HEADERS)
         raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})
     if operation == "patch":
         try:  # OpenBao: mime.ParseMediaType first (400 with Go's text), then the comparison (415)

@@ -40,3 +40,31 @@ def test_revoke_orphan_checks_sudo_then_the_token(pair):
     pair.send("POST", "/v1/auth/token/revoke-orphan", json=lambda s: {"token": s.vars["victim"]}).same().expect(
         400, errors=["token to revoke not found"])
     pair.send("DELETE", f"/v1/sys/policies/acl/{policy}").same().expect(204)
+
+
+@pytest.mark.parametrize("query", ["activecode=299", "activecode=201&activecode=x", "activecode=abc", "activecode=+201",
+                                   "activecode=", "activecode=1.5", "activecode=599", "activecode=204",
+                                   "activecode=304", "activecode=100", "standbyok=maybe", "standbyok=true",
+                                   "standbyok=", "perfstandbyok=x", "sealedcode=x", "uninitcode=x&activecode=201",
+                                   "standbycode=abc", "activecode=-5", "activecode=007", "activecode=1000"])
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_health_query_parameters(pair, method, query):
+    """sys_health.go: the status codes asked for (Atoi of the first value), 400 with an empty error list
+    for a bad one, and a code WriteHeader refuses drops the connection."""
+    outcome = {}
+    for side in pair.sides:
+        try:
+            resp = side.session.request(method, f"{side.url}/v1/sys/health?{query}", timeout=10)
+        except Exception as exc:  # noqa: BLE001 - a dropped connection is the answer to compare
+            outcome[side.name] = ("dropped", type(exc).__name__)
+            continue
+        outcome[side.name] = (resp.status_code, resp.headers.get("Content-Type"),
+                              resp.json() == {"errors": []} if resp.status_code == 400 and method == "GET" else None,
+                              resp.content == b"" if method == "HEAD" or resp.status_code in (204, 304) else
+                              sorted(resp.json()))
+    assert outcome["bao"] == outcome["double"]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "LIST", "PATCH"])
+def test_health_other_methods(pair, method):
+    pair.send(method, "/v1/sys/health", token=None).same().expect(405, errors=[])

@@ -58,8 +58,8 @@ def test_the_same_request_to_an_endpoint_that_ignores_its_body_is_answered(serve
     answer = served.exchange("secrets", raw)
     time.sleep(0.2)
     assert served.alive
-    if not served.tls:
-        assert _status_and_body(answer) == (400, b'{"errors":["failed to decode JSON input: unexpected EOF"]}\n')
+    if not served.tls:  # sys/health takes GET and HEAD only and never reads a body (see docs/divergences.md)
+        assert _status_and_body(answer) == (405, b'{"errors":[]}\n')
 
 
 def test_chunked_body_never_reports_bytes_that_did_not_arrive():

@@ -20,8 +20,9 @@ from ..framework.fields import (
 )
 from ..framework.logical import LogicalError, LogicalResponse, not_found, user_error
 from ..framework.router import LogicalRequest, Path, Router
-from ..service import SYSTEM_DEFAULT_LEASE_TTL, VERSION
+from ..service import SYSTEM_DEFAULT_LEASE_TTL
 from .capabilities import CAPABILITIES_PATHS
+from .health import health_body
 from .lease_paths import LEASE_PATHS
 from .mounts.remount import REMOUNT_PATHS
 from .seal import SEAL_PATHS, seal_status
@@ -33,24 +34,8 @@ from .wrapping import WRAPPING_PATHS
 
 
 def _health(req: LogicalRequest) -> LogicalResponse:
-    service = req.service
-    if service.sealed:  # a sealed node reports itself standby, without cluster identity
-        body = {"initialized": True, "sealed": True, "standby": True, "replication_performance_mode": "unknown",
-                "replication_dr_mode": "unknown", "server_time_utc": int(service.clock.now().timestamp()),
-                "version": VERSION}
-        return LogicalResponse(data=body, bare=True, status=503)
-    body = {
-        "initialized": True,
-        "sealed": False,
-        "standby": False,
-        "replication_performance_mode": "disabled",
-        "replication_dr_mode": "disabled",
-        "server_time_utc": int(service.clock.now().timestamp()),
-        "version": VERSION,
-        "cluster_name": service.cluster_name,
-        "cluster_id": service.cluster_id,
-    }
-    return LogicalResponse(data=body, bare=True)
+    """The logical ``sys/health`` (seeds and fixtures; over HTTP :mod:`.health` answers first)."""
+    return LogicalResponse(data=health_body(req.service), bare=True, status=503 if req.service.sealed else 200)
 
 
 def _list_mounts(req: LogicalRequest) -> LogicalResponse:
