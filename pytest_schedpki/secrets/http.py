@@ -282,6 +282,8 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     router, inner, mount = _route(service, rel)
     if service.sealed and rel.rstrip("/") not in SERVED_WHILE_SEALED:
         raise LogicalError(503, ["Vault is sealed"])
+    if operation in ("update", "patch") and rel.endswith("/") and not help:  # handleCancelableRequest, first
+        raise user_error("cannot write to a path ending in '/'")
     if rel in BODY_TOKEN_PATHS and "token" in raw and (not isinstance(raw["token"], str)
                                                        or isinstance(raw["token"], JsonNumber)):
         raise LogicalError(403, ["invalid token"])  # request_handling.go: before the token is checked
@@ -298,7 +300,9 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         if router is not None:
             with service.lock:
                 capability = router.capability_for(operation, inner, mount.backend if mount else None, found)
-        if router is not None and router.is_any_token(inner, found):
+        if help:
+            pass  # policy/acl.go AllowOperation: help is always allowed, sudo paths included
+        elif router is not None and router.is_any_token(inner, found):
             pass  # the handler checks the token's access itself
         elif not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
             raise permission_denied(multierror=True)
@@ -306,8 +310,6 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])
     if help:  # ?help=<anything>: the route's help, whatever the method (path_help.py)
         return help_response(router, inner)
-    if operation == "update" and rel.endswith("/"):
-        raise user_error("cannot write to a path ending in '/'")
 
     def make_request(**kwargs) -> LogicalRequest:
         return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}),
