@@ -98,3 +98,29 @@ def test_help_needs_a_token_but_no_capability(pair):
             codes = {side.name: side.request("GET", f"/v1/{path}?help=1", token=token(side) if callable(token) else token
                                              ).status_code for side in pair.sides}
             assert codes == {"bao": status, "double": status}, (path, codes)
+
+
+CREATE_BODIES = [
+    {"meta": "a=b"}, {"meta": ["a=b", "c=d"]}, {"meta": 1.5}, {"meta": ["a=b", "bad"]}, {"meta": {"a": 1}},
+    {"meta": []}, {"meta": {}}, {"meta": None}, {"meta": "a=b=c"}, {"meta": "=x"}, {"meta": True},
+    {"lease": "1h"}, {"lease": "-1h"}, {"lease": "1h", "ttl": "2h"}, {"ttl": "-1h"}, {"explicit_max_ttl": "-1h"},
+    {"period": -5}, {"period": -5, "type": 0}, {"ttl": 1.5, "entity_alias": "x"}, {"period": "87600h"},
+    {"period": "87600h", "explicit_max_ttl": "1h"}, {"ttl": "87600h"}, {"ttl": [1]}, {"ttl": True}, {"ttl": "1x"},
+    {"period": "1x", "explicit_max_ttl": "1y"}, {"id": "s.abc"}, {"id": "a.b", "ttl": "-1h"},
+    {"num_uses": -1, "type": "x"}, {"type": "batch", "num_uses": 2}, {"type": "batch", "period": "1h"},
+    {"type": "batch", "explicit_max_ttl": "x"}, {"type": "batch", "explicit_max_ttl": "0", "num_uses": 3},
+    {"policies": ["root"], "ttl": "-1h"}, {"no_parent": True, "ttl": "-5"}, {"display_name": "My App!!"},
+    {"display_name": "!"}, {"policies": ["nope"], "ttl": "87600h"},
+]
+
+
+@pytest.mark.parametrize("body", CREATE_BODIES, ids=repr)
+def test_token_create_fields_in_upstream_order(pair, body):
+    """handleCreateCommon: meta as key=value pairs, the deprecated lease, '<name> must be positive',
+    the type before the TTLs, the period capped by the system max with its warning, the display name's
+    trailing dash, batch's forbidden fields; a created token's lookup agrees too."""
+    ex = pair.send("POST", "/v1/auth/token/create", json=body).same()
+    if ex.real.status_code == 200:
+        ex.capture("t", lambda j: j["auth"]["client_token"])
+        pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+            volatile=("id", "ttl", "expire_time", "issue_time", "creation_time")).expect(200)

@@ -28,6 +28,7 @@ COMMA_STRING_SLICE = "comma_string_slice"
 STRING_SLICE = "string_slice"
 COMMA_INT_SLICE = "comma_int_slice"
 MAP = "map"
+KV_PAIRS = "kv_pairs"  # map of strings, or "key=value" texts (OpenBao's TypeKVPairs)
 ANY = "any"
 
 
@@ -260,6 +261,39 @@ def comma_int_slice(value: Any) -> list[int]:
     return [to_int(value)]
 
 
+class KeyPairError(ConversionError):
+    """A ``TypeKVPairs`` item without ``=`` or with an empty key; its text names the field, so
+    :meth:`FieldData.validate` writes it (``invalid key pair at index 1 in field "meta"``)."""
+
+    def __init__(self, index: int):
+        super().__init__(f"invalid key pair at index {index}")
+        self.index = index
+
+
+def kv_pairs(value: Any) -> dict[str, str] | None:
+    """OpenBao's ``TypeKVPairs``: an object whose values weakly decode to strings, else a list of
+    ``key=value`` texts (a single value is a one-item list; split at the first ``=``). ``None`` stays
+    ``None``. Raises :class:`KeyPairError` for an item without ``=`` or with an empty key."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if all(not isinstance(v, (dict, list)) for v in value.values()):
+            return {str(k): to_string(v) for k, v in value.items()}
+        raise ConversionError("decoding failed due to the following error(s):\n\n'[0]' expected type 'string', "
+                              "got unconvertible type 'map[string]interface {}'")
+    items = value if isinstance(value, list) else [value]
+    result: dict[str, str] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, (dict, list)):
+            raise ConversionError("decoding failed due to the following error(s):\n\n"
+                                  f"'[{index}]' expected type 'string', got unconvertible type '{_go_type_name(item)}'")
+        key, equals, text = to_string(item).partition("=")
+        if not equals or not key:
+            raise KeyPairError(index)
+        result[key] = text
+    return result
+
+
 _NAME_RE = re.compile(r"^\w(([\w.-]+)?\w)?$")
 
 
@@ -288,6 +322,8 @@ def convert(kind: str, value: Any) -> Any:
         return string_slice(value)
     if kind == COMMA_INT_SLICE:
         return comma_int_slice(value)
+    if kind == KV_PAIRS:
+        return kv_pairs(value)
     if kind == MAP:
         if isinstance(value, dict):
             return value
@@ -323,6 +359,9 @@ class FieldData:
                 continue
             try:
                 self._values[name] = convert(field.type, value)
+            except KeyPairError as exc:
+                raise user_error(f'Field validation failed: error converting input for field "{name}": '
+                                 f'invalid key pair at index {exc.index} in field "{name}"') from None
             except ConversionError as exc:
                 raise user_error(f'Field validation failed: error converting input for field "{name}": {exc}') from None
 

@@ -9,13 +9,12 @@ a taken id is refused by :meth:`~..auth.token.store.TokenStore.create`.
 from __future__ import annotations
 
 from ..acl import capabilities
-from ..auth.token.store import TokenRuleError, display_name, plan_child
+from ..auth.token.store import TokenRuleError, check_custom_id, display_name, plan_child
 from ..framework.fields import (
-    ANY,
     BOOL,
     COMMA_STRING_SLICE,
     INT,
-    MAP,
+    KV_PAIRS,
     STRING,
     ConversionError,
     Field,
@@ -28,68 +27,98 @@ from .token_ttl import creation_ttl
 
 
 def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
-    """``auth/token/create``, ``create-orphan`` and (with ``role``) ``create/:role_name``.
-
-    Without a role, the privilege rules and the TTL (capping warnings included) come from
-    :func:`~.auth.token.store.plan_child`; through a role, the role's policies, orphan flag, limits
-    and path apply (:mod:`.token_roles`) and the TTL from :func:`~.token_ttl.creation_ttl`. A taken
-    id is refused by :meth:`~.auth.token.store.TokenStore.create` either way.
+    """``auth/token/create``, ``create-orphan`` and (with ``role``) ``create/:role_name``, in
+    ``handleCreateCommon``'s order: a parent with a use limit (400 ``restricted use token cannot
+    generate child tokens``); the type, use count, alias, id privilege, policies and orphan flag
+    (:func:`~.auth.token.store.plan_child`, or the role's rules); then ``explicit_max_ttl``, ``period``
+    (sudo needed), ``ttl`` (else the deprecated ``lease``), each a duration string of seconds or Go
+    units, negative refused (``ttl must be positive``); the TTL as ``CalculateTTL`` gives it
+    (:func:`.token_ttl.creation_ttl`, capping warnings included); then the custom id's form and
+    whether it is taken; last the ``Policy "x" does not exist`` warnings.
     """
     parent = req.token
-    orphan_path = req.path.rstrip("/") == "create-orphan"
-    period = _token_ttl(req.raw.get("period"))
-    explicit_max_ttl = _token_ttl(req.raw.get("explicit_max_ttl"))
+    if parent.num_uses > 0:
+        raise user_error("restricted use token cannot generate child tokens")
+    sudo = _has_sudo(req)
+    orphan_path = orphan_path_of(req)
+    token_id = req.data.get("id") or ""
     renewable = req.data.get("renewable") if req.data.sent("renewable") else True
     policies = req.data.get("policies") if req.data.sent("policies") else None
+    now = req.service.clock.now()
     try:
         if role is None:
+            _batch_checks(req)
             plan = plan_child(
-                parent, _has_sudo(req), token_id=req.data.get("id") or "", policies=policies,
-                no_parent=bool(req.data.get("no_parent")), orphan_path=orphan_path,
-                no_default_policy=bool(req.data.get("no_default_policy")), ttl=_token_ttl(req.raw.get("ttl")),
-                explicit_max_ttl=explicit_max_ttl, period=period,
+                parent, sudo, token_id=token_id, policies=policies, no_parent=bool(req.data.get("no_parent")),
+                orphan_path=orphan_path, no_default_policy=bool(req.data.get("no_default_policy")),
                 num_uses=req.data.get("num_uses") or 0, token_type=req.data.get("type") or "",
-                entity_alias=req.data.get("entity_alias") or "", known_policies=req.service.policies,
-            )
-            token = req.service.tokens.create(
-                req.service.clock.now(), policies=list(plan.policies), exact_policies=True, ttl=plan.ttl,
-                ttl_decided=True, display_name=display_name(req.data.get("display_name")),
-                meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"), renewable=renewable,
-                token_id=req.data.get("id") or None, parent=None if plan.orphan else parent,
-                explicit_max_ttl=plan.explicit_max_ttl, period=period,
-                path="auth/token/" + ("create-orphan" if orphan_path else "create"),
-            )
-            warnings = list(plan.warnings)
+                entity_alias=req.data.get("entity_alias") or "")
+            chosen, orphan, path = list(plan.policies), plan.orphan, "auth/token/" + ("create-orphan" if orphan_path else "create")
         else:
-            token, warnings = _token_create_with_role(req, role, policies, period, explicit_max_ttl, renewable)
+            if token_id and not sudo:
+                raise TokenRuleError("root or sudo privileges required to specify token id")
+            chosen = role_policies(role, policies)
+            if not chosen:
+                chosen = list(parent.policies)  # an orphan still starts from its creator's policies
+            orphan = bool(req.data.get("no_parent")) or orphan_path or role.orphan
+            path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
+        explicit_max_ttl = _duration(req, "explicit_max_ttl")
+        period = _duration(req, "period")
+        if period and not sudo:
+            raise TokenRuleError("root or sudo privileges required to create periodic token")
+        ttl = _duration(req, "ttl") if req.data.get("ttl") else _duration(req, "lease")
+        ttl_period, ttl_max = role_limits(role, period, explicit_max_ttl)
+        is_root = "root" in chosen
+        ttl, warnings = creation_ttl(ttl, ttl_period, ttl_max, is_root, now)
+        if token_id:
+            warnings += check_custom_id(token_id)
+        token = req.service.tokens.create(
+            now, policies=chosen, exact_policies=role is None, ttl=ttl, ttl_decided=True,
+            full_display_name=display_name(req.data.get("display_name")), meta=req.data.get("meta"),
+            num_uses=req.data.get("num_uses"), renewable=renewable and (role is None or role.renewable),
+            token_id=token_id or None, no_default_policy=bool(req.data.get("no_default_policy"))
+            or bool(role is not None and role.no_default_policy),
+            parent=None if orphan else parent, explicit_max_ttl=explicit_max_ttl, period=period, path=path,
+            role=role.name if role is not None else "",
+        )
     except TokenRuleError as exc:
         raise user_error(exc.message) from None
+    warnings += [f'Policy "{name}" does not exist' for name in (token.policies if role is not None else chosen)
+                 if name not in req.service.policies and name != "root"]
     return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
 
 
-def _token_create_with_role(req: LogicalRequest, role, policies, period: int, explicit_max_ttl: int,
-                            renewable: bool):
-    """A token made through token role ``role``: its allowed policies, orphan flag, limits and path."""
-    parent = req.token
-    if req.data.get("id") and not _has_sudo(req):
-        raise TokenRuleError("root or sudo privileges required to specify token id")
-    policies = role_policies(role, policies)
-    orphan = bool(req.data.get("no_parent")) or orphan_path_of(req) or role.orphan
-    ttl_period, ttl_max = role_limits(role, period, explicit_max_ttl)
-    path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
-    if not policies and parent is not None:
-        policies = list(parent.policies)  # an orphan still starts from its creator's policies
-    ttl, warnings = creation_ttl(_token_ttl(req.raw.get("ttl")), ttl_period, ttl_max, "root" in (policies or []))
-    token = req.service.tokens.create(
-        req.service.clock.now(), policies=policies, ttl=ttl, display_name=display_name(req.data.get("display_name")),
-        meta=req.data.get("meta") or None, num_uses=req.data.get("num_uses"), renewable=renewable and role.renewable,
-        token_id=req.data.get("id") or None, no_default_policy=req.data.get("no_default_policy") or role.no_default_policy,
-        parent=None if orphan else parent, explicit_max_ttl=explicit_max_ttl, period=period, path=path,
-        ttl_decided=True, role=role.name,
-    )
-    warnings += [f'Policy "{name}" does not exist' for name in sorted(token.policies)
-                 if name not in req.service.policies and name != "root"]
-    return token, warnings
+def _batch_checks(req: LogicalRequest) -> None:
+    """``type: batch``: what a batch token cannot have (the first that applies, as upstream's switch
+    takes it: a non-empty ``explicit_max_ttl``, else ``num_uses``, else a non-empty ``period``)."""
+    if req.data.get("type") != "batch":
+        return
+    for name in ("explicit_max_ttl", "num_uses", "period"):
+        value = req.data.get(name)
+        if name == "num_uses":
+            if value:
+                raise TokenRuleError('batch tokens cannot have "num_uses" set')
+            continue
+        if value:
+            try:
+                seconds = duration_seconds(value, signed=True)
+            except ConversionError:
+                raise TokenRuleError(f"'{name}' value could not be parsed") from None
+            if seconds:
+                raise TokenRuleError(f'batch tokens cannot have "{name}" set')
+            return
+
+
+def _duration(req: LogicalRequest, name: str) -> int:
+    """A creation duration (``TypeString``, parsed by the token store: ``ParseDurationSecond``'s own
+    error text, no field prefix; a negative value: ``<name> must be positive``)."""
+    try:
+        seconds = duration_seconds(req.data.get(name) or "", signed=True)
+    except ConversionError as exc:
+        raise LogicalError(400, [str(exc)]) from None
+    if seconds < 0:
+        raise TokenRuleError(f"{name} must be positive")
+    return seconds
 
 
 def orphan_path_of(req: LogicalRequest) -> bool:
@@ -110,19 +139,11 @@ def _has_sudo(req: LogicalRequest) -> bool:
     return "sudo" in capabilities(policies, path)
 
 
-def _token_ttl(value) -> int:
-    """Token TTLs are parsed by the token store itself: its errors carry no field prefix."""
-    try:
-        return duration_seconds(value)
-    except ConversionError as exc:
-        raise LogicalError(400, [str(exc)]) from None
-
-
 CREATE_FIELDS = {
-    "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(MAP),
+    "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(KV_PAIRS),
     "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
-    "ttl": Field(ANY), "explicit_max_ttl": Field(ANY), "display_name": Field(STRING),
-    "num_uses": Field(INT), "period": Field(ANY), "type": Field(STRING), "entity_alias": Field(STRING),
+    "ttl": Field(STRING), "lease": Field(STRING), "explicit_max_ttl": Field(STRING), "display_name": Field(STRING),
+    "num_uses": Field(INT), "period": Field(STRING), "type": Field(STRING), "entity_alias": Field(STRING),
 }
 
 

@@ -27,31 +27,21 @@ def human_duration(seconds: int) -> str:
     return text
 
 
-def creation_ttl(ttl: int, period: int, explicit_max_ttl: int, root_policy: bool) -> tuple[int, list[str]]:
-    """The TTL (seconds) of a new token and the warnings to answer with.
-
-    A periodic token lives ``period`` (capped by ``explicit_max_ttl``); otherwise ``ttl``, or the
-    system default (768h) for non-root tokens; ``explicit_max_ttl`` and the system max cap it with
-    the ``TTL of "30m" exceeded the effective max_ttl of "5m"; ...`` warning. A root-policy token
-    without ``ttl`` and ``period`` lives forever (0) unless ``explicit_max_ttl`` is set.
+def creation_ttl(ttl: int, period: int, explicit_max_ttl: int, root_policy: bool,
+                 now: datetime.datetime) -> tuple[int, list[str]]:
+    """The TTL (seconds) of a new token and the warnings to answer with, as ``handleCreateCommon``
+    decides it: ``CalculateTTL`` (:func:`renewal_ttl` with no increment, started ``now``) for a
+    periodic token, a token with ``ttl``, or any non-root token (the system default, 768h, when
+    ``ttl`` is 0); a ``period`` or TTL above the effective max (the system's 768h, or a smaller
+    ``explicit_max_ttl``) is capped with its warning (``period of "87600h" exceeded the effective
+    max_ttl of "768h"; period value is capped accordingly``). A root-policy token without ``ttl`` and
+    ``period`` lives forever (0) unless ``explicit_max_ttl`` is set, which then is its TTL.
     """
     warnings: list[str] = []
-    if period:
-        ttl = period
-        if explicit_max_ttl and ttl > explicit_max_ttl:
-            ttl = explicit_max_ttl
-        return ttl, warnings
-    if ttl == 0 and not root_policy:
-        ttl = SYSTEM_DEFAULT_LEASE_TTL
-    if explicit_max_ttl:
-        if ttl == 0:
-            ttl = explicit_max_ttl
-        elif ttl > explicit_max_ttl:
-            warnings.append(CAPPED.format(human_duration(ttl), human_duration(explicit_max_ttl)))
-            ttl = explicit_max_ttl
-    if ttl > SYSTEM_MAX_LEASE_TTL:
-        warnings.append(CAPPED.format(human_duration(ttl), human_duration(SYSTEM_MAX_LEASE_TTL)))
-        ttl = SYSTEM_MAX_LEASE_TTL
+    if period or ttl or not root_policy:
+        ttl, warnings = renewal_ttl(0, ttl, period, explicit_max_ttl, now, now)
+    if ttl == 0 and explicit_max_ttl:
+        ttl = explicit_max_ttl
     return ttl, warnings
 
 

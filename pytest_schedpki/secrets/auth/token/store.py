@@ -161,7 +161,7 @@ class TokenStore:
                renewable: bool = True, token_id: str | None = None, no_default_policy: bool = False,
                parent: Token | None = None, explicit_max_ttl: int = 0, exact_policies: bool = False,
                period: int = 0, path: str = "auth/token/create", ttl_decided: bool = False,
-               role: str = "") -> Token:
+               role: str = "", full_display_name: str = "") -> Token:
         """Create a token. ``policies`` default to the parent's; ``default`` is added unless the token
         is root or ``no_default_policy``; policies are kept sorted, as OpenBao keeps them
         (``exact_policies``: take ``policies`` as they are, already decided by :func:`plan_child`); a
@@ -170,6 +170,8 @@ class TokenStore:
         (decided by :func:`plan_child` and :func:`~.ttl.creation_ttl`), so a root token keeps a TTL it
         was given. A token without expiry is never renewable. ``period`` (seconds), ``path`` (where it
         was created) and ``role`` (the token role it was created through) are kept for renewals.
+        ``display_name`` gets the ``token-`` prefix; ``full_display_name`` (from :func:`display_name`)
+        is stored as it is.
 
         Raises :class:`TokenRuleError` (``cannot create a token with a duplicate ID``) when
         ``token_id`` is taken: an existing token, the root token included, is never replaced.
@@ -188,7 +190,7 @@ class TokenStore:
             chosen = ["root"]
         if not ttl_decided and not is_root and ttl == 0:
             ttl = DEFAULT_TOKEN_TTL
-        name = "token" if not display_name else "token-" + display_name
+        name = full_display_name or ("token" if not display_name else "token-" + display_name)
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
             creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
@@ -274,52 +276,37 @@ def short_duration(seconds: int) -> str:
 
 @dataclass(frozen=True)
 class ChildPlan:
-    """What :func:`plan_child` decided: the final ``policies`` (sorted), ``ttl`` and
-    ``explicit_max_ttl`` (seconds; ttl 0 = no expiry), ``orphan`` and the ``warnings`` to send."""
+    """What :func:`plan_child` decided: the final ``policies`` (sorted) and ``orphan``."""
 
     policies: tuple[str, ...]
-    ttl: int
-    explicit_max_ttl: int
     orphan: bool
-    warnings: tuple[str, ...]
 
 
 def plan_child(parent: Token, sudo: bool, *, token_id: str = "", policies: list[str] | None = None,
                no_parent: bool = False, orphan_path: bool = False, no_default_policy: bool = False,
-               ttl: int = 0, explicit_max_ttl: int = 0, period: int = 0, num_uses: int = 0,
-               token_type: str = "", entity_alias: str = "", known_policies=()) -> ChildPlan:
-    """Check a child token request against its ``parent`` and decide its policies and TTL, in
-    OpenBao 2.7's order (``handleCreateCommon``). ``sudo``: the caller is root or holds ``sudo`` on
-    the create path; ``orphan_path``: the request came to ``create-orphan``; durations in seconds.
+               num_uses: int = 0, token_type: str = "", entity_alias: str = "") -> ChildPlan:
+    """The checks of a plain ``auth/token/create`` before its TTLs are read, in OpenBao 2.7's order
+    (``handleCreateCommon``): the type, ``num_uses``, the entity alias, the custom id's privilege, the
+    policies, root, and the orphan flag. ``sudo``: the caller is root or holds ``sudo`` on the create
+    path; ``orphan_path``: the request came to ``create-orphan``.
 
-    Raises :class:`TokenRuleError` (a 400) with OpenBao's text:
-    ``number of uses cannot be negative``; ``invalid 'token_type' value`` (not ``service``/``batch``);
-    ``'entity_alias' is only allowed in combination with token role``; for ``id`` without root/sudo
-    ``root or sudo privileges required to specify token id``, then ``custom token ID cannot have the
-    's.' prefix`` (also ``'hvs.'``) or ``... cannot have a '.' in the value``; policies the parent does
-    not hold, without sudo, ``child policies must be subset of parent`` (``default`` is only added
-    when the parent has it); ``cannot assign policy "response-wrapping"``; ``root tokens may not be
-    created without parent token being root``; ``batch tokens cannot be root tokens``; ``no_parent``
-    without root/sudo ``root or sudo privileges required to create orphan token``; ``period``
-    without root/sudo ``root or sudo privileges required to create periodic token``. A taken id is
-    refused later, by :meth:`TokenStore.create`.
+    Raises :class:`TokenRuleError` (a 400) with OpenBao's text: ``invalid 'token_type' value`` (not
+    ``service``/``batch``); ``number of uses cannot be negative``; ``'entity_alias' is only allowed in
+    combination with token role``; ``root or sudo privileges required to specify token id``; policies
+    the parent does not hold, without sudo, ``child policies must be subset of parent`` (``default`` is
+    only added when the parent has it); ``cannot assign policy "response-wrapping"``; ``root tokens
+    may not be created without parent token being root``; ``batch tokens cannot be root tokens``;
+    ``no_parent`` without root/sudo ``root or sudo privileges required to create orphan token``. The
+    TTLs, the custom id's form (:func:`check_custom_id`) and a taken id come later.
     """
-    if num_uses < 0:
-        raise TokenRuleError("number of uses cannot be negative")
     if token_type not in ("", "service", "batch"):
         raise TokenRuleError("invalid 'token_type' value")
+    if num_uses < 0:
+        raise TokenRuleError("number of uses cannot be negative")
     if entity_alias:
         raise TokenRuleError("'entity_alias' is only allowed in combination with token role")
-    warnings: list[str] = []
-    if token_id:
-        if not sudo:
-            raise TokenRuleError("root or sudo privileges required to specify token id")
-        for prefix in ("s.", "hvs."):
-            if token_id.startswith(prefix):
-                raise TokenRuleError(f"custom token ID cannot have the '{prefix}' prefix")
-        if "." in token_id:
-            raise TokenRuleError("custom token ID cannot have a '.' in the value")
-        warnings.append(CUSTOM_ID_WARNING)
+    if token_id and not sudo:
+        raise TokenRuleError("root or sudo privileges required to specify token id")
     if policies:
         chosen = sanitize_policies(policies, add_default=not no_default_policy and (sudo or "default" in parent.policies))
     else:
@@ -338,29 +325,26 @@ def plan_child(parent: Token, sudo: bool, *, token_id: str = "", policies: list[
         raise TokenRuleError("batch tokens cannot be root tokens")
     if no_parent and not sudo and not orphan_path:
         raise TokenRuleError("root or sudo privileges required to create orphan token")
-    if period and not sudo:
-        raise TokenRuleError("root or sudo privileges required to create periodic token")
-    limit = min(explicit_max_ttl, DEFAULT_TOKEN_TTL) if explicit_max_ttl else DEFAULT_TOKEN_TTL
-    if period:
-        effective = period
-        if explicit_max_ttl and period > explicit_max_ttl:
-            warnings.append(f'period of "{short_duration(period)}" exceeded the effective max_ttl of '
-                            f'"{short_duration(explicit_max_ttl)}"; period value is capped accordingly')
-            effective = explicit_max_ttl
-    else:
-        effective = ttl or (0 if is_root else DEFAULT_TOKEN_TTL)
-        if effective == 0 and explicit_max_ttl:
-            effective = explicit_max_ttl
-        elif effective > limit:
-            warnings.append(f'TTL of "{short_duration(effective)}" exceeded the effective max_ttl of '
-                            f'"{short_duration(limit)}"; TTL value is capped accordingly')
-            effective = limit
-    # OpenBao warns about missing policies after the TTL
-    warnings += [f'Policy "{p}" does not exist' for p in chosen if p not in known_policies and p != "root"]
-    return ChildPlan(tuple(chosen), effective, explicit_max_ttl, no_parent or orphan_path, tuple(warnings))
+    return ChildPlan(tuple(chosen), no_parent or orphan_path)
+
+
+def check_custom_id(token_id: str) -> list[str]:
+    """The token store's checks of a custom token id when it stores the token (after the TTLs):
+    ``custom token ID cannot have the 's.' prefix`` (also ``'hvs.'``), ``custom token ID cannot have a
+    '.' in the value`` (:class:`TokenRuleError`); returns the warning a custom id earns."""
+    for prefix in ("s.", "hvs."):
+        if token_id.startswith(prefix):
+            raise TokenRuleError(f"custom token ID cannot have the '{prefix}' prefix")
+    if "." in token_id:
+        raise TokenRuleError("custom token ID cannot have a '.' in the value")
+    return [CUSTOM_ID_WARNING]
 
 
 def display_name(text: str) -> str:
-    """The stored display name without its ``token-`` prefix: every character other than ASCII
-    letters, digits and ``-`` becomes ``-`` (``"Foo Bar!"`` -> ``"Foo-Bar-"``), as OpenBao does."""
-    return _DISPLAY_NAME_INVALID.sub("-", text or "")
+    """The display name OpenBao stores for a requested one: ``token`` when none is given, else
+    ``token-<text>`` with every character other than ASCII letters, digits and ``-`` made ``-``, then
+    one trailing ``-`` cut (``"My App!!"`` -> ``"token-My-App-"``, ``"!"`` -> ``"token-"``)."""
+    if not text:
+        return "token"
+    full = _DISPLAY_NAME_INVALID.sub("-", "token-" + text)
+    return full[:-1] if full.endswith("-") else full
