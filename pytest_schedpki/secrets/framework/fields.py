@@ -343,8 +343,10 @@ class FieldData:
         self.schema = schema
         self._values: dict[str, Any] = {}
 
-    def validate(self) -> None:
-        """Convert every supplied value; raises the framework's 400 on the first failure."""
+    def validate(self, prefix: str = "Field validation failed: ") -> None:
+        """Convert every supplied value; raises the framework's 400 on the first failure, its text
+        ``<prefix>error converting input for field "<name>": <why>`` (``prefix`` ``""`` for handlers
+        that read their fields themselves, as the token store's role handler does)."""
         for name, value in self.raw.items():
             field = self.schema.get(name)
             if field is None:
@@ -360,10 +362,10 @@ class FieldData:
             try:
                 self._values[name] = convert(field.type, value)
             except KeyPairError as exc:
-                raise user_error(f'Field validation failed: error converting input for field "{name}": '
+                raise user_error(f'{prefix}error converting input for field "{name}": '
                                  f'invalid key pair at index {exc.index} in field "{name}"') from None
             except ConversionError as exc:
-                raise user_error(f'Field validation failed: error converting input for field "{name}": {exc}') from None
+                raise user_error(f'{prefix}error converting input for field "{name}": {exc}') from None
 
     def get_ok(self, name: str) -> tuple[Any, bool]:
         """``(value, True)`` when the request carried ``name`` (``null`` as the type's zero value, as

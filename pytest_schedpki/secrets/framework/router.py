@@ -109,6 +109,7 @@ class Path:
     takes_arbitrary_input: bool = False
     any_token: bool = False
     existence: Callable[[Any, dict[str, str]], bool] | None = None
+    field_prefix: bool = True  # False: field errors without "Field validation failed: " (handlers reading fields themselves)
 
     def __post_init__(self) -> None:
         self.prefix = literal_prefix(self.pattern)
@@ -221,7 +222,7 @@ class Router:
             merged = {k: v for k, v in merged.items() if v is not None}
         merged.update(captures)
         data = FieldData(merged, route.fields)
-        data.validate()
+        data.validate("Field validation failed: " if route.field_prefix else "")
         response = handler(make_request(operation=operation, path=path, data=data, raw=raw))
         if response is not None and response.status != 204 and response.raw is None:
             if ignored:

@@ -22,7 +22,7 @@ from ..framework.fields import (
 )
 from ..framework.logical import LogicalError, LogicalResponse, user_error
 from ..framework.router import LogicalRequest, Path
-from .token_roles import role_limits, role_policies
+from .token_roles import NAME_PATTERN, role_limits, role_policies
 from .token_ttl import creation_ttl
 
 
@@ -159,5 +159,5 @@ def _create_with_role(req: LogicalRequest) -> LogicalResponse:
 TOKEN_CREATE_PATHS = [
     Path("create", CREATE_FIELDS, {"update": token_create}),
     Path("create-orphan", CREATE_FIELDS, {"update": token_create}),
-    Path("create/(?P<role_name>[^/]+)", {**CREATE_FIELDS, "role_name": Field(STRING)}, {"update": _create_with_role}),
+    Path(f"create/{NAME_PATTERN}", {**CREATE_FIELDS, "role_name": Field(STRING)}, {"update": _create_with_role}),
 ]
