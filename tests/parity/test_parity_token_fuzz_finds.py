@@ -158,3 +158,25 @@ def test_token_role_names_follow_the_generic_name_pattern(pair, name):
     pair.send("GET", f"/v1/auth/token/roles/{name}").same()
     pair.send("POST", f"/v1/auth/token/create/{name}", json={}).same()
     pair.send("DELETE", f"/v1/auth/token/roles/{name}").same()
+
+
+CAPABILITIES_CASES = [
+    ("sys/capabilities", {"token": {}, "paths": "a"}), ("sys/capabilities", {"token": 5, "paths": "a"}),
+    ("sys/capabilities", {"token": "", "paths": "a"}), ("sys/capabilities", {"paths": "a"}),
+    ("sys/capabilities", {"token": "nope"}), ("sys/capabilities", {"token": "nope", "paths": ["", "x"]}),
+    ("sys/capabilities", {"token": "nope", "paths": ["x", ""]}), ("sys/capabilities", {"token": "root", "paths": ["a", ""]}),
+    ("sys/capabilities", {"token": "root", "path": "a", "paths": "b"}),
+    ("sys/capabilities", {"token": "root", "paths": "a", "path": {}}), ("sys/capabilities", {"token": "root", "path": "a,b"}),
+    ("sys/capabilities", {"token": "root", "paths": ["a", "a"]}), ("sys/capabilities", {"token": "root", "paths": " a , b "}),
+    ("sys/capabilities-self", {"path": "a", "paths": "b"}), ("sys/capabilities-self", {"paths": ""}),
+    ("sys/capabilities-self", {"paths": ["x", ""]}), ("sys/capabilities-accessor", {"accessor": "", "paths": "a"}),
+    ("sys/capabilities-accessor", {"accessor": "nope", "paths": "a"}), ("sys/capabilities-accessor", {"accessor": "nope"}),
+    ("sys/capabilities-accessor", {"accessor": 5, "paths": "a"}),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), CAPABILITIES_CASES, ids=repr)
+def test_capabilities_checks_in_upstream_order(pair, path, body):
+    """handleCapabilities: a token that is not a string is none (500 no token found), paths before the
+    deprecated path (never merged), then each path in turn (missing path, invalid token)."""
+    pair.send("POST", f"/v1/{path}", json=body).same()
