@@ -83,10 +83,15 @@ def _disable_mount(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(status=204)
 
 
-def _tune_mount(req: LogicalRequest):
-    found = req.service.mounts.get(req.data.get("path").strip("/") + "/")
+def _tune_mount(req: LogicalRequest, writing: bool = False):
+    """The secrets mount a tune names; 400 when there is none (a read: ``cannot fetch sysview for
+    path "x/"``, a write: ``tune of path "x/" failed: no mount entry found``, as upstream words them)."""
+    path = req.data.get("path").strip("/") + "/"
+    found = req.service.mounts.get(path)
     if found is None:
-        raise user_error(f'cannot fetch sysview for path "{req.data.get("path").strip("/")}/"')
+        if writing:
+            raise user_error(f'tune of path "{path}" failed: no mount entry found')
+        raise user_error(f'cannot fetch sysview for path "{path}"')
     return found
 
 
@@ -100,7 +105,7 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
 
 
 def _write_tune(req: LogicalRequest) -> LogicalResponse:
-    mount = _tune_mount(req)
+    mount = _tune_mount(req, writing=True)
     default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
     for key in ("default_lease_ttl", "max_lease_ttl"):
         raw = req.raw.get(key)
@@ -114,6 +119,8 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
     effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
     if default_ttl and default_ttl > effective_max:
         raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
+    if req.data.sent("token_type"):  # handleTuneWriteCommon, after the TTLs and the description
+        raise user_error("'token_type' can only be modified on auth mounts")
     warning = _tune_options(mount, req.data.get("options")) if req.data.sent("options") else None
     mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
     if req.data.sent("description"):
@@ -178,6 +185,7 @@ _MOUNT_FIELDS = {
     "external_entropy_access": Field(BOOL), "plugin_version": Field(STRING),
 }
 _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
+                "token_type": Field(STRING),
                 "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(ANY),
                 "audit_non_hmac_response_keys": Field(ANY), "listing_visibility": Field(STRING),
                 "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),

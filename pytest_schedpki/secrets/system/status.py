@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ..acl import has_mount_access
 from ..auth.token.store import rfc3339_nano
 from ..framework.logical import LogicalError, LogicalResponse, user_error
 from ..framework.router import LogicalRequest, Path
@@ -61,9 +62,30 @@ def _auth_list(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data, extra_top=data)
 
 
+def _header_token(headers: dict[str, str]) -> str:
+    """The request's token (``X-Vault-Token``, else a ``Bearer`` authorization), ``""`` for none."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    token = lowered.get("x-vault-token", "")
+    if not token and lowered.get("authorization", "").startswith("Bearer "):
+        token = lowered["authorization"][len("Bearer "):].strip()
+    return token
+
+
 def _ui_mounts(req: LogicalRequest) -> LogicalResponse:
-    secret = {path: mount.describe() for path, mount in sorted(req.service.mounts.items())}
-    return LogicalResponse(data={"auth": {"token/": token_auth_mount(req.service)}, "secret": secret})
+    """``pathInternalUIMountsRead``: no token needed; without one, nothing is listed; a token sees
+    the mounts it may use something in (``hasMountAccess``; root sees all); an unknown token: 403
+    ``permission denied``."""
+    token_id = _header_token(req.headers)
+    if not token_id:
+        return LogicalResponse(data={"auth": {}, "secret": {}})
+    token = req.service.tokens.lookup(token_id, req.service.clock.now())
+    if token is None:
+        raise LogicalError(403, ["permission denied"])
+    policies = req.service.policies
+    secret = {path: mount.describe() for path, mount in sorted(req.service.mounts.items())
+              if has_mount_access(policies, token, path)}
+    auth = {"token/": token_auth_mount(req.service)} if has_mount_access(policies, token, "auth/token/") else {}
+    return LogicalResponse(data={"auth": auth, "secret": secret})
 
 
 def _read_unsupported(req: LogicalRequest) -> LogicalResponse:
@@ -76,7 +98,7 @@ STATUS_PATHS = [
     Path("init", {}, {"read": _init_status, "update": _init}, unauthenticated=True),
     Path("key-status", {}, {"read": _key_status}, sudo=True),
     Path("auth/?", {}, {"read": _auth_list}),
-    Path("internal/ui/mounts/?", {}, {"read": _ui_mounts}),
+    Path("internal/ui/mounts/?", {}, {"read": _ui_mounts}, unauthenticated=True),
     Path("rekey/init", {}, {"read": _read_unsupported}),
     Path("generate-root/attempt", {}, {"read": _read_unsupported}),
 ]
