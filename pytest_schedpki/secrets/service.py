@@ -37,6 +37,7 @@ class Mount:
     description: str = ""
     default_lease_ttl: int = 0
     max_lease_ttl: int = 0
+    listing_visibility: str = ""  # "", "hidden" or "unauth" (sys/mounts/:path/tune)
     accessor: str = ""
     uuid: str = ""
     options: dict = field(default_factory=dict)
@@ -56,8 +57,9 @@ class Mount:
         """The mount as ``GET /v1/sys/mounts`` lists it."""
         return {
             "accessor": self.accessor,
-            "config": {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False,
-                       "max_lease_ttl": self.max_lease_ttl},
+            "config": {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False}
+            | ({"listing_visibility": self.listing_visibility} if self.listing_visibility else {})
+            | {"max_lease_ttl": self.max_lease_ttl},  # Go writes a map's keys sorted
             "description": self.description,
             "external_entropy_access": False,
             "local": self.local,

@@ -218,3 +218,21 @@ def test_ui_mounts_list_what_the_token_may_use(pair):
         assert seen["bao"] == seen["double"], seen
     pair.send("DELETE", f"/v1/sys/mounts/{kv}").same().expect(204)
     pair.send("DELETE", f"/v1/sys/policies/acl/{policy}").same().expect(204)
+
+
+def test_listing_visibility_is_checked_stored_and_shown(pair):
+    """handleTuneWriteCommon: only "", hidden and unauth; the value shows in the tune read and the mount's
+    config, and an unauth mount is listed to callers without a token (type, description, options)."""
+    kv = f"{pair.mount}-lv"
+    pair.send("POST", f"/v1/sys/mounts/{kv}", json={"type": "kv", "description": "d", "options": {"version": "1"}}
+              ).same().expect(204)
+    for value in ("bogus", "hidden", "unauth", 5, "HIDDEN", ""):
+        pair.send("POST", f"/v1/sys/mounts/{kv}/tune", json={"listing_visibility": value}).same()
+        pair.send("GET", f"/v1/sys/mounts/{kv}/tune").same().expect(200)
+        seen = {}
+        for side in pair.sides:
+            mounts = side.request("GET", "/v1/sys/mounts").json()["data"]
+            listed = side.request("GET", "/v1/sys/internal/ui/mounts", token=None).json()["data"]["secret"]
+            seen[side.name] = (mounts[f"{kv}/"]["config"], listed.get(f"{kv}/"))
+        assert seen["bao"] == seen["double"], (value, seen)
+    pair.send("DELETE", f"/v1/sys/mounts/{kv}").same().expect(204)

@@ -99,6 +99,8 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
     mount = _tune_mount(req)
     data = {"default_lease_ttl": mount.effective_default_ttl(), "description": mount.description,
             "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl()}
+    if mount.listing_visibility:
+        data["listing_visibility"] = mount.listing_visibility
     if mount.options:
         data["options"] = dict(mount.options)
     return LogicalResponse(data=data, extra_top=data)
@@ -119,10 +121,15 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
     effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
     if default_ttl and default_ttl > effective_max:
         raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
-    if req.data.sent("token_type"):  # handleTuneWriteCommon, after the TTLs and the description
+    visibility = mount.listing_visibility
+    if req.data.sent("listing_visibility"):  # handleTuneWriteCommon, after the TTLs and the description
+        visibility = req.data.get("listing_visibility")
+        if visibility not in ("", "hidden", "unauth"):
+            raise user_error(f"invalid listing_visibility {visibility}")
+    if req.data.sent("token_type"):
         raise user_error("'token_type' can only be modified on auth mounts")
     warning = _tune_options(mount, req.data.get("options")) if req.data.sent("options") else None
-    mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
+    mount.default_lease_ttl, mount.max_lease_ttl, mount.listing_visibility = default_ttl, max_ttl, visibility
     if req.data.sent("description"):
         mount.description = req.data.get("description")
     return LogicalResponse(warnings=[warning]) if warning else LogicalResponse(status=204)
@@ -185,7 +192,6 @@ _MOUNT_FIELDS = {
     "external_entropy_access": Field(BOOL), "plugin_version": Field(STRING),
 }
 _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
-                "token_type": Field(STRING),
                 "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(ANY),
                 "audit_non_hmac_response_keys": Field(ANY), "listing_visibility": Field(STRING),
                 "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),

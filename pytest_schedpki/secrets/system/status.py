@@ -72,12 +72,15 @@ def _header_token(headers: dict[str, str]) -> str:
 
 
 def _ui_mounts(req: LogicalRequest) -> LogicalResponse:
-    """``pathInternalUIMountsRead``: no token needed; without one, nothing is listed; a token sees
+    """``pathInternalUIMountsRead``: no token needed; without one, only the mounts tuned
+    ``listing_visibility=unauth`` are listed (type, description, options); a token sees
     the mounts it may use something in (``hasMountAccess``; root sees all); an unknown token: 403
     ``permission denied``."""
     token_id = _header_token(req.headers)
-    if not token_id:
-        return LogicalResponse(data={"auth": {}, "secret": {}})
+    if not token_id:  # only the mounts tuned listing_visibility=unauth, with three of their fields
+        secret = {path: {"description": mount.description, "options": dict(mount.options), "type": mount.type}
+                  for path, mount in sorted(req.service.mounts.items()) if mount.listing_visibility == "unauth"}
+        return LogicalResponse(data={"auth": {}, "secret": secret})
     token = req.service.tokens.lookup(token_id, req.service.clock.now())
     if token is None:
         raise LogicalError(403, ["permission denied"])
