@@ -251,19 +251,20 @@ class SecretsService:
     def put_policy(self, name: str, text: str) -> Policy:
         """Create or replace ACL policy ``name`` (HCL or JSON text).
 
-        Raises LogicalError 400: ``'policy' parameter not supplied or empty``, ``cannot update
-        "root" policy``, or ``failed to parse policy: ...``.
+        Raises LogicalError 400, in upstream's order: ``'policy' parameter not supplied or empty``,
+        ``failed to parse policy: ...`` (the text is parsed first, whatever the name), then
+        ``cannot update "root" policy`` / ``cannot update "response-wrapping" policy``.
         """
         name = name.strip().lower()
         if not text:  # whitespace alone is an empty, valid policy
             raise user_error("'policy' parameter not supplied or empty")
-        if name == "root":
-            raise user_error('cannot update "root" policy')
         text = decode_policy_text(text)
         try:
             rules = parse_policy(text)
         except PolicyError as exc:
             raise user_error(str(exc)) from None
+        if name in ("root", "response-wrapping"):
+            raise user_error(f'cannot update "{name}" policy')
         with self.lock:
             previous = self.policies.get(name)
             policy = Policy(name, text, rules, self.clock.now(), (previous.version + 1) if previous else 1)

@@ -236,3 +236,10 @@ def test_listing_visibility_is_checked_stored_and_shown(pair):
             seen[side.name] = (mounts[f"{kv}/"]["config"], listed.get(f"{kv}/"))
         assert seen["bao"] == seen["double"], (value, seen)
     pair.send("DELETE", f"/v1/sys/mounts/{kv}").same().expect(204)
+
+
+@pytest.mark.parametrize("name", ["root", "response-wrapping"])
+@pytest.mark.parametrize("text", ['path "a" { capabilities = ["read"] }', '{"path": 5}', ""])
+def test_built_in_policy_names_after_the_text_is_parsed(pair, name, text):
+    """handlePoliciesSet parses the policy before the store refuses the built-in names."""
+    pair.send("PUT", f"/v1/sys/policies/acl/{name}", json={"policy": text}).same().expect(400)

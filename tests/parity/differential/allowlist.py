@@ -119,7 +119,42 @@ def _certificate_cryptography_cannot_read(req, bao, double, problems) -> bool:
         "pars" in e for e in _errors(bao))  # bao's answer is not a parse error
 
 
+_BUILTIN = ("cubbyhole/", "identity/", "sys/")
+_BUILTIN_PATH = re.compile(r"^/v1/sys/(mounts|auth)/(cubbyhole|identity|sys|auth/token|token)(/tune)?/?$")
+
+
+def _builtin_mounts(req, bao, double, problems) -> bool:
+    """bao's built-in mounts (cubbyhole/, identity/, sys/, and the token auth mount's tune): the double
+    has none, so reading one fails there, and listings differ only in those keys."""
+    path = req.template
+    if _BUILTIN_PATH.match(path):
+        return bao.status_code == 200 and double.status_code == 400
+    if req.method == "GET" and path.rstrip("/") in ("/v1/sys/mounts", "/v1/sys/internal/ui/mounts"):
+        return bool(problems) and all(any(b in p for b in _BUILTIN) for p in problems)
+    return False
+
+
+def _default_policy_text(req, bao, double, problems) -> bool:
+    """The default policy's text: upstream's has comments, the double's the same rules without them."""
+    return (req.method == "GET" and req.template.rstrip("/") in ("/v1/sys/policies/acl/default", "/v1/sys/policy/default")
+            and all(p.startswith(("value differs at $.data.policy", "value differs at $.policy", "value differs at $.rules",
+                                  "value differs at $.data.rules")) for p in problems))
+
+
+def _host_info(req, bao, double, problems) -> bool:
+    return req.template.rstrip("/") == "/v1/sys/host-info" and double.status_code == 404
+
+
+def _batch_revocation(req, bao, double, problems) -> bool:
+    """A batch token revoked: upstream refuses, the double (whose batch tokens are service tokens) revokes."""
+    return _errors(bao) == ["batch tokens cannot be revoked"] and double.status_code == 204
+
+
 ENTRIES: list[Allowed] = [
+    Allowed("default mounts", _builtin_mounts),
+    Allowed("`GET sys/policies/acl/default`", _default_policy_text),
+    Allowed("`sys/host-info`", _host_info),
+    Allowed("batch tokens in `revoke`/`revoke-orphan`/`revoke-self`", _batch_revocation),
     Allowed("order of other SANs with several OIDs", _other_sans_order),
     Allowed("several fields that fail conversion in one request", _another_invalid_field),
     Allowed("CSR/certificate parse errors",
