@@ -13,14 +13,15 @@
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from . import acl_parameters
 from .auth.token.store import rfc3339_nano
 from .policy_parser import parse_policy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from .auth.token.store import Token
 
@@ -69,13 +70,15 @@ path "sys/tools/hash/*" {
 @dataclass(frozen=True)
 class Policy:
     """A stored ACL policy: its ``name``, source ``text``, parsed ``rules`` ({pattern: capabilities}),
-    ``modified`` time and ``version`` (bumped on every write)."""
+    ``modified`` time, ``version`` (bumped on every write) and ``parameters`` ({pattern: [ParameterRule]},
+    see :mod:`.acl_parameters`)."""
 
     name: str
     text: str
     rules: dict
     modified: datetime.datetime
     version: int = 1
+    parameters: dict = field(default_factory=dict)
 
     def describe(self) -> dict:
         """``data`` of ``GET sys/policies/acl/:name``."""
@@ -94,7 +97,8 @@ def default_policies(now: datetime.datetime) -> dict[str, Policy]:
     ``response-wrapping`` is what wrapping tokens carry)."""
     return {
         "default": Policy("default", DEFAULT_POLICY, parse_policy(DEFAULT_POLICY), now),
-        "response-wrapping": Policy("response-wrapping", RESPONSE_WRAPPING_POLICY, parse_policy(RESPONSE_WRAPPING_POLICY), now),
+        "response-wrapping": Policy("response-wrapping", RESPONSE_WRAPPING_POLICY,
+                                    parse_policy(RESPONSE_WRAPPING_POLICY), now),
         "root": Policy("root", "", {}, now),
     }
 
@@ -128,21 +132,36 @@ def _priority(pattern: str) -> tuple:
     return (first_wildcard, not pattern.endswith("*"), -pattern.count("+"), len(pattern), pattern)
 
 
+def _deciding_pattern(patterns: Iterable[str], path: str) -> str | None:
+    """The pattern whose rule decides ``path``: the exact path, else the most specific matching glob."""
+    patterns = set(patterns)
+    if path in patterns and "*" not in path and "+" not in path:
+        return path
+    candidates = [p for p in patterns if ("*" in p or "+" in p) and _matches(p, path)]
+    return max(candidates, key=_priority) if candidates else None
+
+
 def capabilities(policies: list[Policy], path: str) -> set[str]:
     """The capabilities the given policies grant on ``path`` (relative to ``/v1/``)."""
     merged: dict[str, set[str]] = {}
     for policy in policies:
         for pattern, caps in policy.rules.items():
             merged.setdefault(pattern, set()).update(caps)
-    if path in merged and "*" not in path and "+" not in path:
-        best = path
-    else:
-        candidates = [p for p in merged if ("*" in p or "+" in p) and _matches(p, path)]
-        if not candidates:
-            return set()
-        best = max(candidates, key=_priority)
+    best = _deciding_pattern(merged, path)
+    if best is None:
+        return set()
     caps = merged[best]
     return {"deny"} if "deny" in caps else set(caps)
+
+
+def parameters_allowed(policies: list[Policy], path: str, data: Mapping[str, Any]) -> bool:
+    """Whether the parameter constraints of the rule deciding ``path`` let a request with ``data``
+    through (:mod:`.acl_parameters`); ``True`` when that rule sets none."""
+    best = _deciding_pattern((p for policy in policies for p in policy.rules), path)
+    if best is None:
+        return True
+    rules = [rule for policy in policies for rule in policy.parameters.get(best, ())]
+    return not rules or acl_parameters.allows(acl_parameters.merge(rules), data)
 
 
 def has_mount_access(policies_by_name: Mapping[str, Policy], token: Token, mount_path: str) -> bool:
@@ -164,10 +183,12 @@ def has_mount_access(policies_by_name: Mapping[str, Policy], token: Token, mount
     return False
 
 
-def check_capability(policies_by_name: Mapping[str, Policy], token: Token, path: str, operation: str, sudo: bool) -> bool:
+def check_capability(policies_by_name: Mapping[str, Policy], token: Token, path: str, operation: str, sudo: bool,
+                     data: Mapping[str, Any] | None = None) -> bool:
     """Whether ``token`` may run ``operation`` (read, list, update, create, delete, patch) on
     ``path``; ``policies_by_name`` are the service's stored policies; ``sudo`` says the path is
-    root-protected and also needs the ``sudo`` capability."""
+    root-protected and also needs the ``sudo`` capability; ``data``: the request's parameters, checked
+    against the rule's allowed/denied/required parameters for reads, creates, updates and patches."""
     if token.is_root:
         return True
     policies = [policies_by_name[name] for name in token.policies if name in policies_by_name]
@@ -176,4 +197,8 @@ def check_capability(policies_by_name: Mapping[str, Policy], token: Token, path:
         return False
     if sudo and "sudo" not in caps:
         return False
-    return operation in caps
+    if operation not in caps:
+        return False
+    if data is not None and operation in acl_parameters.PARAMETER_OPERATIONS:
+        return parameters_allowed(policies, path, data)
+    return True

@@ -304,7 +304,8 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             pass  # policy/acl.go AllowOperation: help is always allowed, sudo paths included
         elif router is not None and router.is_any_token(inner, found):
             pass  # the handler checks the token's access itself
-        elif not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo):
+        elif not check_capability(service.policies, token, rel.rstrip("/") if operation != "list" else rel, capability, sudo,
+                                  raw if isinstance(raw, dict) else None):
             raise permission_denied(multierror=True)
     if router is None:
         raise LogicalError(404, [f'no handler for route "{rel}". route entry not found.'])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import dataclass
 from typing import Any
 
 from ..golang.duration import go_quote
@@ -37,6 +38,16 @@ LEGACY_POLICY = {  # the pre-0.5 `policy = "..."` shorthand
 
 class PolicyError(ValueError):
     """A policy text OpenBao would refuse; ``str()`` is the error text."""
+
+
+@dataclass(frozen=True)
+class ParameterRule:
+    """One path block's parameter constraints: ``allowed``/``denied`` (``{lower-cased name: values}``,
+    ``None`` when the block sets none; an empty list means any value) and ``required`` names."""
+
+    allowed: dict[str, list[Any]] | None
+    denied: dict[str, list[Any]] | None
+    required: tuple[str, ...] = ()
 
 
 PATH_KEYS = ("comment", "policy", "capabilities", "allowed_parameters", "denied_parameters",
@@ -89,13 +100,19 @@ def _string(node: Any, field: str, prefix: str) -> str:
     return str(node.token.value())
 
 
-def _parameters(node: Any, name: str, prefix: str) -> None:
-    """``allowed_parameters``/``denied_parameters``: a map of lists."""
+def _parameters(node: Any, name: str, prefix: str) -> dict[str, list[Any]]:
+    """``allowed_parameters``/``denied_parameters``: a map of lists, keys lower-cased (as
+    ``parsePaths`` stores them); the values as HCL decodes them (strings, numbers, booleans)."""
     if not isinstance(node, hcl1.ObjectList):
         raise PolicyError(f"{prefix}At {_pos(node)}: root.{name}: not an object type for map ({_node_type(node)})")
+    out: dict[str, list[Any]] = {}
     for item in node.items:
         if not isinstance(item.val, hcl1.ListNode):
             raise PolicyError(f"{prefix}At {_pos(item.val)}: unknown slice type: {_node_type(item.val)}")
+        key = str(item.keys[0].value()).lower() if item.keys else ""
+        out[key] = [v.token.value() if isinstance(v, hcl1.Literal) and v.token.type != "NULL" else None
+                    for v in item.val.items]
+    return out
 
 
 def _wrapping_ttl(node: Any, name: str, key: str) -> None:
@@ -146,7 +163,9 @@ def _rules(root: hcl1.ObjectList) -> dict[str, dict[str, Any]]:
             elif name == "policy" and not _is_null(entry.val):  # JSON null: HCL leaves the string unset
                 block["policy"] = _string(entry.val, "Policy", prefix)
             elif name in ("allowed_parameters", "denied_parameters"):
-                _parameters(entry.val, name, prefix)
+                block[name] = _parameters(entry.val, name, prefix)
+            elif name == "required_parameters" and not _is_null(entry.val):
+                block[name] = _strings(entry.val, "RequiredParameters", prefix)
         for entry in item.val.items:
             name = entry.keys[0].value() if entry.keys else ""
             if name in ("min_wrapping_ttl", "max_wrapping_ttl"):
@@ -156,6 +175,10 @@ def _rules(root: hcl1.ObjectList) -> dict[str, dict[str, Any]]:
             merged.setdefault("capabilities", []).extend(block["capabilities"])
         if "policy" in block:
             merged["policy"] = block["policy"]
+        if any(k in block for k in ("allowed_parameters", "denied_parameters", "required_parameters")):
+            merged.setdefault("parameters", []).append(ParameterRule(
+                block.get("allowed_parameters"), block.get("denied_parameters"),
+                tuple(block.get("required_parameters") or ())))
     return rules
 
 
@@ -173,6 +196,12 @@ def parse_policy(text: str) -> dict[str, set[str]]:
     """``{path pattern: capabilities}`` of a policy text: HCL, or JSON when it starts with ``{``
     (HCL1's test), read into the same tree (:mod:`.hcl1_json`) and checked the same way. Raises
     PolicyError."""
+    return parse_policy_full(text)[0]
+
+
+def parse_policy_full(text: str) -> tuple[dict[str, set[str]], dict[str, list[ParameterRule]]]:
+    """:func:`parse_policy`'s capabilities and, per pattern, the :class:`ParameterRule` of each of its
+    path blocks that sets ``allowed_parameters``, ``denied_parameters`` or ``required_parameters``."""
     try:
         root = hcl1_json.parse(text) if text.lstrip().startswith("{") else hcl1.parse(text)
         rules = _rules(root)
@@ -195,4 +224,4 @@ def parse_policy(text: str) -> dict[str, set[str]]:
         if "deny" in caps:
             caps = {"deny"}
         result[pattern] = caps
-    return result
+    return result, {pattern: block["parameters"] for pattern, block in rules.items() if block.get("parameters")}

@@ -19,7 +19,7 @@ from .auth.token.store import TokenStore, random_id, rfc3339_nano
 from .engines.registry import ENGINES, MOUNT_NORMALISERS
 from .framework.engine import Engine
 from .framework.logical import user_error
-from .policy_parser import PolicyError, decode_policy_text, parse_policy
+from .policy_parser import PolicyError, decode_policy_text, parse_policy_full
 
 SYSTEM_DEFAULT_LEASE_TTL = 768 * 3600  # seconds; a dev server's default_lease_ttl and max_lease_ttl
 SYSTEM_MAX_LEASE_TTL = 768 * 3600
@@ -260,14 +260,15 @@ class SecretsService:
             raise user_error("'policy' parameter not supplied or empty")
         text = decode_policy_text(text)
         try:
-            rules = parse_policy(text)
+            rules, parameters = parse_policy_full(text)
         except PolicyError as exc:
             raise user_error(str(exc)) from None
         if name in ("root", "response-wrapping"):
             raise user_error(f'cannot update "{name}" policy')
         with self.lock:
             previous = self.policies.get(name)
-            policy = Policy(name, text, rules, self.clock.now(), (previous.version + 1) if previous else 1)
+            policy = Policy(name, text, rules, self.clock.now(), (previous.version + 1) if previous else 1,
+                            parameters)
             self.policies[name] = policy
             return policy
 
