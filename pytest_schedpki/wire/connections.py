@@ -54,6 +54,19 @@ class ListenerLimits:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
 
 
+def drop_connection(environ: dict) -> None:
+    """End a request's connection without an answer: shut down the socket werkzeug hands the
+    application (``werkzeug.socket``; the in-process transport's stand-in records it as a drop, so
+    the client sees a dropped connection either way). The application then returns any answer: it
+    is never read."""
+    sock = environ.get("werkzeug.socket")
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 def _cut(sock: socket.socket) -> None:
     """Shut the connection down below TLS (reads then see EOF, writes fail); its thread closes it."""
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
@@ -23,6 +22,7 @@ from werkzeug.wsgi import get_input_stream
 from ..faults import MAX_HANG, Fault, FaultSet
 from ..journal import Journal
 from ..process import native_work
+from .connections import drop_connection
 
 CONTROL_PREFIX = "/_schedpki/"
 JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes of a body the journal keeps; larger bodies are cut
@@ -182,12 +182,7 @@ class Instrumented:
             if fault.hang:
                 fault.released.wait(MAX_HANG)
         if fault.drop or (fault.hang and self.faults.stopping.is_set()):  # a stopped server answers nothing
-            sock = environ.get("werkzeug.socket")
-            if sock is not None:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            drop_connection(environ)
             start_response("500 Internal Server Error", [("Content-Length", "0")])
             return 0, b""
         if fault.status is None:

@@ -14,12 +14,12 @@ the logical pipeline: no token, namespace or wrapping checks.
 from __future__ import annotations
 
 import re
-import socket
 import urllib.parse
 from typing import Any
 
 from werkzeug.wrappers import Response
 
+from ...wire.connections import drop_connection
 from ..framework.fields import ConversionError, to_bool
 from ..framework.logical import JSON_HEADERS, dumps
 from ..service import VERSION
@@ -73,12 +73,7 @@ def health_response(service: Any, environ: dict[str, Any]) -> Response:
             return response
         return Response(b'{"errors":[]}\n', status=400, headers=headers)
     if not 100 <= code <= 999:  # Go's WriteHeader panics; the server closes the connection unanswered
-        sock = environ.get("werkzeug.socket")
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        drop_connection(environ)
         return Response(b"", status=500, headers={"Content-Length": "0"})
     if code < 200:
         code = 200  # the 1xx goes out as an interim answer; the body then comes with 200

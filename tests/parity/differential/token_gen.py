@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .requests_gen import ODD, Raw, RawNumber, Ref, Req, _has_ref, dump_json
+from .requests_gen import ODD, RawNumber, Ref, Req, shaped
 
 TOKEN_DURATIONS = ["1h", "30m", "90s", "0", "0s", "", "bad", "1d", "-1h", "2h", "768h", "800h", "1.5h", "87600h",
                    "99999999999999999999s", " 1h", "10s", "system"]
@@ -158,19 +158,10 @@ def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
     if draw(st.integers(0, 11)) == 0:
         body[draw(st.sampled_from(["bogus_field", "TTL", ""]))] = "x"
     body = {RENAMED.get(k, k): v for k, v in body.items()}
-    shape = draw(st.integers(0, 19))
-    if shape == 0:
-        return Raw(value=body, prefix="\ufeff")
-    if shape == 2 and not _has_ref(body):
-        text = dump_json(body)
-        at = draw(st.integers(0, len(text)))
-        slip = draw(st.sampled_from(["", ",", "]", "}", "[", "{", ":", " ", '"', "1", "tru", "\\"]))
-        drop = draw(st.integers(0, 1)) if at < len(text) else 0
-        return Raw(text=text[:at] + slip + text[at + drop:])
-    if shape == 1:
-        return Raw(text=draw(st.sampled_from(["", "null", "[]", '"x"', "{", '{"a":1}x', '{"ttl":1e999}',
-                                              '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"])))
-    return body
+    return shaped(draw, body, RAW_TEXTS)
+
+
+RAW_TEXTS = ["", "null", "[]", '"x"', "{", '{"a":1}x', '{"ttl":1e999}', '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"]
 
 
 def _p(*parts) -> list:
