@@ -115,16 +115,22 @@ def _parameters(node: Any, name: str, prefix: str) -> dict[str, list[Any]]:
     return out
 
 
-def _wrapping_ttl(node: Any, name: str, key: str) -> None:
+def _wrapping_ttl(node: Any, name: str, key: str) -> int:
+    """``min_wrapping_ttl``/``max_wrapping_ttl`` in seconds (0 when not a duration HCL reads), or
+    ``path "x": error parsing <name>: <why>``."""
     from ..golang.duration import GoDurationError, parse_duration
 
     if isinstance(node, hcl1.Literal) and node.token.type == "STRING":
         text = node.token.value()
         if text and not text[-1].isdigit():
             try:
-                parse_duration(text)
+                return parse_duration(text) // 1_000_000_000
             except GoDurationError as exc:
                 raise PolicyError(f"path {go_quote(key)}: error parsing {name}: {exc}") from None
+        return int(text) if text.lstrip("+-").isdigit() else 0
+    if isinstance(node, hcl1.Literal) and node.token.type == "NUMBER":
+        return int(node.token.value())
+    return 0
 
 
 def _name_error(root: hcl1.ObjectList) -> str | None:
@@ -166,10 +172,14 @@ def _rules(root: hcl1.ObjectList) -> dict[str, dict[str, Any]]:
                 block[name] = _parameters(entry.val, name, prefix)
             elif name == "required_parameters" and not _is_null(entry.val):
                 block[name] = _strings(entry.val, "RequiredParameters", prefix)
+        wrapping = {}
         for entry in item.val.items:
             name = entry.keys[0].value() if entry.keys else ""
             if name in ("min_wrapping_ttl", "max_wrapping_ttl"):
-                _wrapping_ttl(entry.val, name, key)
+                wrapping[name] = _wrapping_ttl(entry.val, name, key)
+        low, high = wrapping.get("min_wrapping_ttl", 0), wrapping.get("max_wrapping_ttl", 0)
+        if low and high and high < low:
+            raise PolicyError(f"path {go_quote(key)}: max_wrapping_ttl cannot be less than min_wrapping_ttl")
         merged = rules.setdefault(key, {})
         if "capabilities" in block:
             merged.setdefault("capabilities", []).extend(block["capabilities"])

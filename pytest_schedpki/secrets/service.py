@@ -38,6 +38,7 @@ class Mount:
     default_lease_ttl: int = 0
     max_lease_ttl: int = 0
     listing_visibility: str = ""  # "", "hidden" or "unauth" (sys/mounts/:path/tune)
+    tune_lists: dict = field(default_factory=dict)  # audit_non_hmac_*_keys, passthrough/allowed headers
     accessor: str = ""
     uuid: str = ""
     options: dict = field(default_factory=dict)
@@ -53,13 +54,20 @@ class Mount:
         """The mount's max lease TTL in seconds (tuned value or the system max)."""
         return self.max_lease_ttl or SYSTEM_MAX_LEASE_TTL
 
+    def _config(self) -> dict[str, Any]:
+        """The mount's ``config`` as ``sys/mounts`` lists it (keys sorted, as Go writes a map)."""
+        config: dict[str, Any] = {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False,
+                                  "max_lease_ttl": self.max_lease_ttl}
+        if self.listing_visibility:
+            config["listing_visibility"] = self.listing_visibility
+        config.update({name: list(values) for name, values in self.tune_lists.items() if values})
+        return {key: config[key] for key in sorted(config)}
+
     def describe(self) -> dict[str, Any]:
         """The mount as ``GET /v1/sys/mounts`` lists it."""
         return {
             "accessor": self.accessor,
-            "config": {"default_lease_ttl": self.default_lease_ttl, "force_no_cache": False}
-            | ({"listing_visibility": self.listing_visibility} if self.listing_visibility else {})
-            | {"max_lease_ttl": self.max_lease_ttl},  # Go writes a map's keys sorted
+            "config": self._config(),
             "description": self.description,
             "external_entropy_access": False,
             "local": self.local,
@@ -274,10 +282,12 @@ class SecretsService:
 
     def delete_policy(self, name: str) -> None:
         """Delete ACL policy ``name``; unknown names are a no-op. Raises LogicalError 400
-        ``cannot delete "default" policy`` / ``cannot delete "root" policy``."""
+        ``cannot delete default policy`` / ``cannot delete "root" policy`` (upstream quotes only one)."""
         name = name.strip().lower()
-        if name in ("default", "root"):
-            raise user_error(f'cannot delete "{name}" policy')
+        if name == "default":
+            raise user_error("cannot delete default policy")
+        if name == "root":
+            raise user_error('cannot delete "root" policy')
         with self.lock:
             self.policies.pop(name, None)
 

@@ -277,3 +277,43 @@ def test_policy_parameter_constraints(pair, kind):
     if kind == "allowed":  # the renewal the fuzzer found: a parameter outside the list is refused
         pair.send("POST", "/v1/auth/token/renew", json={"token": " "}, token=lambda s: s.vars["limited"]).same().expect(403)
     pair.send("DELETE", f"/v1/sys/policies/acl/{policy}").same().expect(204)
+
+
+@pytest.mark.parametrize("text", [
+    'path "x" { capabilities = ["read"] min_wrapping_ttl = "2h" max_wrapping_ttl = "1h" }',
+    'path "x" { capabilities = ["read"] min_wrapping_ttl = "1h" max_wrapping_ttl = "2h" }',
+    'path "x" { capabilities = ["read"] min_wrapping_ttl = 100 max_wrapping_ttl = 50 }',
+    'path "x" { capabilities = ["read"] min_wrapping_ttl = "100" max_wrapping_ttl = "50s" }',
+])
+def test_wrapping_ttl_bounds(pair, text):
+    name = f"{pair.mount}-wrap".replace("_", "-")
+    ex = pair.send("PUT", f"/v1/sys/policies/acl/{name}", json={"policy": text}).same()
+    if ex.real.status_code == 204:
+        pair.send("DELETE", f"/v1/sys/policies/acl/{name}").same().expect(204)
+
+
+def test_tune_lists_and_option_versions(pair):
+    kv = f"{pair.mount}-tl"
+    pair.send("POST", f"/v1/sys/mounts/{kv}", json={"type": "kv", "options": {"version": "1"}}).same().expect(204)
+    for body in ({"options": {"version": "x"}}, {"options": {"version": ""}},
+                 {"audit_non_hmac_request_keys": ",a,b", "audit_non_hmac_response_keys": ["c"],
+                  "passthrough_request_headers": "X-A", "allowed_response_headers": "X-B"}):
+        pair.send("POST", f"/v1/sys/mounts/{kv}/tune", json=body).same()
+        pair.send("GET", f"/v1/sys/mounts/{kv}/tune").same().expect(200)
+        configs = {side.name: side.request("GET", "/v1/sys/mounts").json()["data"][f"{kv}/"]["config"]
+                   for side in pair.sides}
+        assert configs["bao"] == configs["double"]
+    pair.send("DELETE", f"/v1/sys/mounts/{kv}").same().expect(204)
+
+
+def test_the_default_policy_cannot_be_deleted(pair):
+    for path in ("sys/policy/default", "sys/policies/acl/default", "sys/policy/root"):
+        pair.send("DELETE", f"/v1/{path}").same().expect(400)
+
+
+@pytest.mark.parametrize("body", [{"type": "bogus"}, {"num_uses": -1}, {"type": "bogus", "num_uses": -1}])
+def test_creation_through_a_role_checks_the_type_and_use_count(pair, body):
+    role = f"{pair.mount}-rt".replace("_", "-")
+    pair.send("POST", f"/v1/auth/token/roles/{role}", json={"allowed_policies": "default"}).same().expect(204)
+    pair.send("POST", f"/v1/auth/token/create/{role}", json=body).same().expect(400)
+    pair.send("DELETE", f"/v1/auth/token/roles/{role}").same().expect(204)

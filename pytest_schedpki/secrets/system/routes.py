@@ -7,10 +7,14 @@
 
 from __future__ import annotations
 
+import re
+
+from ...golang.duration import go_quote
 from ..acl import has_mount_access
 from ..framework.fields import (
     ANY,
     BOOL,
+    COMMA_STRING_SLICE,
     INT,
     MAP,
     STRING,
@@ -101,6 +105,7 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
             "force_no_cache": False, "max_lease_ttl": mount.effective_max_ttl()}
     if mount.listing_visibility:
         data["listing_visibility"] = mount.listing_visibility
+    data.update({name: list(values) for name, values in mount.tune_lists.items() if values})
     if mount.options:
         data["options"] = dict(mount.options)
     return LogicalResponse(data=data, extra_top=data)
@@ -121,6 +126,7 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
     effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
     if default_ttl and default_ttl > effective_max:
         raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
+    lists = {name: req.data.get(name) for name in TUNE_LISTS if req.data.sent(name)}
     visibility = mount.listing_visibility
     if req.data.sent("listing_visibility"):  # handleTuneWriteCommon, after the TTLs and the description
         visibility = req.data.get("listing_visibility")
@@ -130,6 +136,7 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
         raise user_error("'token_type' can only be modified on auth mounts")
     warning = _tune_options(mount, req.data.get("options")) if req.data.sent("options") else None
     mount.default_lease_ttl, mount.max_lease_ttl, mount.listing_visibility = default_ttl, max_ttl, visibility
+    mount.tune_lists = {**mount.tune_lists, **lists}
     if req.data.sent("description"):
         mount.description = req.data.get("description")
     return LogicalResponse(warnings=[warning]) if warning else LogicalResponse(status=204)
@@ -158,6 +165,8 @@ def _tune_options(mount, options: dict) -> str | None:
     new = merged.get("version")
     old = mount.options.get("version")
     if "version" in options and new != old:
+        if new and not re.fullmatch(r"[+-]?[0-9]+", new):  # parseutil.ParseInt ("" is 0)
+            raise user_error(f"unable to parse options: strconv.ParseInt: parsing {go_quote(new)}: invalid syntax")
         new_number, old_number = _version_number(new), _version_number(old or 0)
         if new_number not in (1, 2):
             raise user_error(f"invalid version provided: {new_number}")
@@ -191,10 +200,12 @@ _MOUNT_FIELDS = {
     "options": Field(MAP), "local": Field(BOOL), "seal_wrap": Field(BOOL), "plugin_name": Field(STRING),
     "external_entropy_access": Field(BOOL), "plugin_version": Field(STRING),
 }
+TUNE_LISTS = ("audit_non_hmac_request_keys", "audit_non_hmac_response_keys", "passthrough_request_headers",
+              "allowed_response_headers")  # comma lists kept as given (empty entries too), shown when not empty
 _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
-                "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(ANY),
-                "audit_non_hmac_response_keys": Field(ANY), "listing_visibility": Field(STRING),
-                "passthrough_request_headers": Field(ANY), "allowed_response_headers": Field(ANY),
+                "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(COMMA_STRING_SLICE),
+                "audit_non_hmac_response_keys": Field(COMMA_STRING_SLICE), "listing_visibility": Field(STRING),
+                "passthrough_request_headers": Field(COMMA_STRING_SLICE), "allowed_response_headers": Field(COMMA_STRING_SLICE),
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
 def _policy_names(req: LogicalRequest) -> list[str]:

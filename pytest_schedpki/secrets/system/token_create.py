@@ -55,6 +55,7 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
                 entity_alias=req.data.get("entity_alias") or "")
             chosen, orphan, path = list(plan.policies), plan.orphan, "auth/token/" + ("create-orphan" if orphan_path else "create")
         else:
+            _role_type_checks(req, role)
             if token_id and not sudo:
                 raise TokenRuleError("root or sudo privileges required to specify token id")
             chosen = role_policies(role, policies)
@@ -86,6 +87,20 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     warnings += [f'Policy "{name}" does not exist' for name in (token.policies if role is not None else chosen)
                  if name not in req.service.policies and name != "root"]
     return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
+
+
+def _role_type_checks(req: LogicalRequest, role) -> None:
+    """Through a role: the role's ``token_type`` decides or defaults the type (``service``/``batch``
+    force it, ``default-batch`` fills an empty one), which must then be valid; then the use count."""
+    requested = req.data.get("type") or ""
+    if role.token_type in ("service", "batch"):
+        requested = role.token_type
+    elif role.token_type == "default-batch" and not requested:
+        requested = "batch"
+    if requested not in ("", "service", "batch"):
+        raise TokenRuleError("invalid 'token_type' value")
+    if (req.data.get("num_uses") or 0) < 0:
+        raise TokenRuleError("number of uses cannot be negative")
 
 
 def _batch_checks(req: LogicalRequest) -> None:
