@@ -81,10 +81,15 @@ class Policy:
     parameters: dict = field(default_factory=dict)
 
     def describe(self) -> dict:
-        """``data`` of ``GET sys/policies/acl/:name``."""
-        return {"allow_slashes_in_identity_templates": False, "allow_wildcards_in_identity_templates": False,
+        """``data`` of ``GET sys/policies/acl/:name``. The built-in ``root`` policy is never stored
+        upstream: no ``modified`` and version 0."""
+        data = {"allow_slashes_in_identity_templates": False, "allow_wildcards_in_identity_templates": False,
                 "cas_required": False, "modified": rfc3339_nano(self.modified), "name": self.name,
                 "policy": self.text, "version": self.version}
+        if self.name == "root":
+            del data["modified"]
+            data["version"] = 0
+        return data
 
 
 RESPONSE_WRAPPING_POLICY = """path "sys/wrapping/unwrap" { capabilities = ["update"] }

@@ -317,3 +317,30 @@ def test_creation_through_a_role_checks_the_type_and_use_count(pair, body):
     pair.send("POST", f"/v1/auth/token/roles/{role}", json={"allowed_policies": "default"}).same().expect(204)
     pair.send("POST", f"/v1/auth/token/create/{role}", json=body).same().expect(400)
     pair.send("DELETE", f"/v1/auth/token/roles/{role}").same().expect(204)
+
+
+def test_more_token_store_details(pair):
+    """create's policies are a string slice (a comma stays in the name), a role ignores no_parent,
+    renewing a token that cannot be renewed by accessor is a bare invalid request, and the root
+    policy reads back without a modification time."""
+    pair.send("POST", "/v1/auth/token/create", json={"policies": "nope,root", "ttl": "1h"}).same().expect(200)
+    pair.send("POST", "/v1/auth/token/create", json={"policies": ["a,b"], "ttl": "1h"}).same().expect(200)
+    role = f"{pair.mount}-np".replace("_", "-")
+    pair.send("POST", f"/v1/auth/token/roles/{role}", json={"allowed_policies": "default"}).same().expect(204)
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={"no_parent": True}).same().expect(200)
+    pair.send("DELETE", f"/v1/auth/token/roles/{role}").same().expect(204)
+    pair.send("POST", "/v1/auth/token/create", json={"policies": ["default"], "renewable": False}).same().capture(
+        "fixed", lambda j: j["auth"]["accessor"])
+    pair.send("POST", "/v1/auth/token/renew-accessor", json=lambda s: {"accessor": s.vars["fixed"]}).same().expect(
+        400, errors=["1 error occurred:\n\t* invalid request\n\n"])
+    pair.send("GET", "/v1/sys/policies/acl/root").same().expect(200)
+    pair.send("GET", "/v1/sys/policy/root").same().expect(200)
+
+
+@pytest.mark.parametrize("options", [{"version": "x"}, "\ufeff", "a=b", None, {}, ["version=1"]], ids=repr)
+def test_tune_options_are_key_value_pairs(pair, options):
+    kv = f"{pair.mount}-opt"
+    pair.send("POST", f"/v1/sys/mounts/{kv}", json={"type": "kv", "options": {"version": "1"}}).same().expect(204)
+    pair.send("POST", f"/v1/sys/mounts/{kv}/tune", json={"options": options}).same()
+    pair.send("POST", "/v1/sys/mounts/nope-at-all/tune", json={"options": options}).same()
+    pair.send("DELETE", f"/v1/sys/mounts/{kv}").same().expect(204)

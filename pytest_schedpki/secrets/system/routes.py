@@ -16,6 +16,7 @@ from ..framework.fields import (
     BOOL,
     COMMA_STRING_SLICE,
     INT,
+    KV_PAIRS,
     MAP,
     STRING,
     ConversionError,
@@ -134,7 +135,8 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
             raise user_error(f"invalid listing_visibility {visibility}")
     if req.data.sent("token_type"):
         raise user_error("'token_type' can only be modified on auth mounts")
-    warning = _tune_options(mount, req.data.get("options")) if req.data.sent("options") else None
+    options = req.data.get("options")  # TypeKVPairs; null or empty changes nothing
+    warning = _tune_options(mount, options) if options else None
     mount.default_lease_ttl, mount.max_lease_ttl, mount.listing_visibility = default_ttl, max_ttl, visibility
     mount.tune_lists = {**mount.tune_lists, **lists}
     if req.data.sent("description"):
@@ -203,10 +205,10 @@ _MOUNT_FIELDS = {
 TUNE_LISTS = ("audit_non_hmac_request_keys", "audit_non_hmac_response_keys", "passthrough_request_headers",
               "allowed_response_headers")  # comma lists kept as given (empty entries too), shown when not empty
 _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
-                "description": Field(STRING), "options": Field(MAP), "audit_non_hmac_request_keys": Field(COMMA_STRING_SLICE),
-                "audit_non_hmac_response_keys": Field(COMMA_STRING_SLICE), "listing_visibility": Field(STRING),
-                "passthrough_request_headers": Field(COMMA_STRING_SLICE), "allowed_response_headers": Field(COMMA_STRING_SLICE),
+                "description": Field(STRING), "options": Field(KV_PAIRS), "listing_visibility": Field(STRING),
+                **{name: Field(COMMA_STRING_SLICE) for name in TUNE_LISTS},
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
+
 
 def _policy_names(req: LogicalRequest) -> list[str]:
     """Policy names sorted, ``root`` last (OpenBao appends it after listing the stored ones)."""

@@ -12,10 +12,10 @@ from ..acl import capabilities
 from ..auth.token.store import TokenRuleError, check_custom_id, display_name, plan_child
 from ..framework.fields import (
     BOOL,
-    COMMA_STRING_SLICE,
     INT,
     KV_PAIRS,
     STRING,
+    STRING_SLICE,
     ConversionError,
     Field,
     duration_seconds,
@@ -61,7 +61,7 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
             chosen = role_policies(role, policies)
             if not chosen:
                 chosen = list(parent.policies)  # an orphan still starts from its creator's policies
-            orphan = bool(req.data.get("no_parent")) or orphan_path or role.orphan
+            orphan = role.orphan  # with a role, no_parent and the create-orphan path play no part
             path = f"auth/token/create/{role.name}" + (f"/{role.path_suffix}" if role.path_suffix else "")
         explicit_max_ttl = _duration(req, "explicit_max_ttl")
         period = _duration(req, "period")
@@ -155,7 +155,7 @@ def _has_sudo(req: LogicalRequest) -> bool:
 
 
 CREATE_FIELDS = {
-    "id": Field(STRING), "policies": Field(COMMA_STRING_SLICE), "meta": Field(KV_PAIRS),
+    "id": Field(STRING), "policies": Field(STRING_SLICE), "meta": Field(KV_PAIRS),
     "no_parent": Field(BOOL), "no_default_policy": Field(BOOL), "renewable": Field(BOOL),
     "ttl": Field(STRING), "lease": Field(STRING), "explicit_max_ttl": Field(STRING), "display_name": Field(STRING),
     "num_uses": Field(INT), "period": Field(STRING), "type": Field(STRING), "entity_alias": Field(STRING),

@@ -81,7 +81,10 @@ def _renew(req: LogicalRequest) -> LogicalResponse:
 
 
 def _renew_accessor(req: LogicalRequest) -> LogicalResponse:
-    return renew(req, _by_accessor(req), blank_id=True)
+    token = _by_accessor(req)
+    if not token.renewable:  # upstream's renewal by accessor words it as a bare invalid request
+        raise user_error(multierror_text("invalid request"))
+    return renew(req, token, blank_id=True)
 
 
 def revoke(req: LogicalRequest, token_id: str, orphan_children: bool = False) -> None:
