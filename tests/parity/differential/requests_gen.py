@@ -257,16 +257,25 @@ def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
     """A body with the ``required`` fields (usually) and a few of ``names``; values plausible,
     boundary or hostile; sometimes written as raw text (BOM, ``1e999``, trailing garbage) or with one
     syntax slip (a character dropped, added or replaced) in its JSON text."""
+    body = drawn_fields(draw, FIELDS, names, required, ["bogus_field", "Common_Name", ""],
+                        {"serial_number_revoke": "serial_number"})
+    return shaped(draw, body, RAW_TEXTS)
+
+
+def drawn_fields(draw, fields: dict[str, st.SearchStrategy], names: list[str], required: tuple[str, ...],
+                 unknown: list[str], renamed: dict[str, str]) -> dict[str, Any]:
+    """The fields of one body: each of ``required`` (nine times in ten), up to four of ``names`` (one in
+    eight an odd value instead of the field's own), now and then one of ``unknown``; then the table
+    names in ``renamed`` replaced by the names sent."""
     body: dict[str, Any] = {}
     for name in required:
         if draw(st.integers(0, 9)):
-            body[name] = draw(FIELDS[name])
+            body[name] = draw(fields[name])
     for name in draw(st.lists(st.sampled_from(names), max_size=4, unique=True)) if names else ():
-        body[name] = draw(odd_values) if draw(st.integers(0, 7)) == 0 else draw(FIELDS[name])
+        body[name] = draw(odd_values) if draw(st.integers(0, 7)) == 0 else draw(fields[name])
     if draw(st.integers(0, 11)) == 0:
-        body[draw(st.sampled_from(["bogus_field", "Common_Name", ""]))] = "x"
-    body = {("serial_number" if k == "serial_number_revoke" else k): v for k, v in body.items()}
-    return shaped(draw, body, RAW_TEXTS)
+        body[draw(st.sampled_from(unknown))] = "x"
+    return {renamed.get(k, k): v for k, v in body.items()}
 
 
 RAW_TEXTS = ["", "null", "[]", '"x"', "{", '{"a":1}x', "{\"common_name\":1e999}", '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .requests_gen import ODD, RawNumber, Ref, Req, shaped
+from .requests_gen import ODD, RawNumber, Ref, Req, drawn_fields, shaped
 
 TOKEN_DURATIONS = ["1h", "30m", "90s", "0", "0s", "", "bad", "1d", "-1h", "2h", "768h", "800h", "1.5h", "87600h",
                    "99999999999999999999s", " 1h", "10s", "system"]
@@ -149,16 +149,7 @@ RENAMED = {"token_norevoke": "token", "accessor_norevoke": "accessor", "token_ty
 def bodies(draw, names: list[str], required: tuple[str, ...] = ()) -> Any:
     """Like ``requests_gen.bodies``: the ``required`` fields (usually), a few of ``names`` (sometimes a
     hostile value instead), now and then an unknown field, a BOM, a raw text body or one syntax slip."""
-    body: dict[str, Any] = {}
-    for name in required:
-        if draw(st.integers(0, 9)):
-            body[name] = draw(FIELDS[name])
-    for name in draw(st.lists(st.sampled_from(names), max_size=4, unique=True)) if names else ():
-        body[name] = draw(odd_values) if draw(st.integers(0, 7)) == 0 else draw(FIELDS[name])
-    if draw(st.integers(0, 11)) == 0:
-        body[draw(st.sampled_from(["bogus_field", "TTL", ""]))] = "x"
-    body = {RENAMED.get(k, k): v for k, v in body.items()}
-    return shaped(draw, body, RAW_TEXTS)
+    return shaped(draw, drawn_fields(draw, FIELDS, names, required, ["bogus_field", "TTL", ""], RENAMED), RAW_TEXTS)
 
 
 RAW_TEXTS = ["", "null", "[]", '"x"', "{", '{"a":1}x', '{"ttl":1e999}', '{"ttl":"1h","ttl":"2h"}', "\xff\xfe{}"]
