@@ -1,5 +1,6 @@
 """The engine framework (OpenBao's ``sdk/framework`` and ``sdk/logical``): ``router`` (``Path``,
-``Router``, ``LogicalRequest``), ``fields`` (field types and Go-compatible conversions),
+``Router``, ``LogicalRequest``), ``fields`` (field types, ``FieldData``; the Go-compatible
+conversions in ``go_values`` (scalars) and ``field_collections`` (slices, key=value pairs)),
 ``logical`` (``LogicalResponse``, ``LogicalError`` and the envelope), ``engine`` (the
 ``EngineHost``/``MountInfo``/``Engine`` protocols between the service and its engines).
 
