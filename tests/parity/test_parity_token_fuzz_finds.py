@@ -137,6 +137,7 @@ ROLE_BODIES = [
     {"allowed_policies": ["B", "a"]}, {"token_type": "batch"}, {"token_type": "default"},
     {"token_type": "batch", "orphan": True, "renewable": False}, {"token_num_uses": 3}, {"token_num_uses": -1},
     {"token_bound_cidrs": ["10.0.0.1", "10.1.0.0/8", "::1"]}, {"bound_cidrs": "10.0.0.0/8"},
+    {"token_bound_cidrs": "\ufeff"}, {"token_bound_cidrs": "a\tb"},
     {"token_bound_cidrs": "10.0.0.1", "bound_cidrs": "10.0.0.0/8"}, {"token_explicit_max_ttl": "900h"},
 ]
 

@@ -13,6 +13,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field, replace
 
+from ...golang.duration import go_quote
 from ..framework.fields import BOOL, COMMA_STRING_SLICE, DURATION, INT, STRING, Field
 from ..framework.logical import LogicalError, LogicalResponse, user_error
 from ..framework.router import LogicalRequest, Path
@@ -86,8 +87,8 @@ def _addresses(values: list[str]) -> tuple[str, ...]:
         try:
             ipaddress.ip_network(value, strict=False)
         except ValueError:
-            raise ValueError(f'error parsing address "{value}": Unable to convert "{value}" to an IPv4 or IPv6 '
-                             "address, or a UNIX Socket") from None
+            raise ValueError(f"error parsing address {go_quote(value)}: Unable to convert {go_quote(value)} to an "
+                             "IPv4 or IPv6 address, or a UNIX Socket") from None
     return tuple(values)
 
 
