@@ -15,8 +15,6 @@ import secrets
 import string
 from dataclasses import dataclass, field, replace
 
-from ....golang.duration import format_seconds
-
 _ALPHABET = string.ascii_letters + string.digits
 DEFAULT_TOKEN_TTL = 768 * 3600  # seconds: the dev server's system default and max lease TTL
 NON_ASSIGNABLE_POLICIES = ("response-wrapping", "control-group")
@@ -261,17 +259,6 @@ def sanitize_policies(names, add_default: bool) -> list[str]:
     if add_default:
         out.add("default")
     return sorted(out)
-
-
-def short_duration(seconds: int) -> str:
-    """A duration as OpenBao's token warnings print it: Go's ``Duration.String()`` without the
-    trailing zero units (``2764800`` -> ``"768h"``, ``5400`` -> ``"1h30m"``, ``5401`` -> ``"1h30m1s"``)."""
-    text = format_seconds(seconds)
-    if len(text) > 2 and text.endswith("m0s"):
-        text = text[:-2]
-    if len(text) > 2 and text.endswith("h0m"):
-        text = text[:-2]
-    return text
 
 
 @dataclass(frozen=True)
