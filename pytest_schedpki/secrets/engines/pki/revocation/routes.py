@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pytest_schedpki.secrets.framework.router import Path
 
-from . import crl_paths, issuer_revoke, revoke, tidy_paths
+from . import crl_paths, issuer_revoke, ocsp, revoke, tidy_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -19,4 +19,5 @@ def paths(backend: PkiBackend) -> list[Path]:
         *revoke.paths(backend),
         *tidy_paths.paths(backend),
         *issuer_revoke.paths(backend),
+        *ocsp.paths(backend),
     ]
