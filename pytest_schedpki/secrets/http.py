@@ -219,14 +219,17 @@ def _dot_segments(path: str) -> bool:
 
 
 def _clean_path(request: Request) -> str:
-    """The request path with ``//`` collapsed. Dot segments written as such are resolved (Go's mux
+    """The request path with ``//`` collapsed (when written as such: ``%2F%2F``, as in a base64 OCSP
+    request, stays). Dot segments written as such are resolved (Go's mux
     redirects to the cleaned path; see docs/divergences.md); dot segments that only appear after
     percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
     supported``."""
-    path = re.sub("/{2,}", "/", request.path)
+    path = request.path
+    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
+    if "//" in path and (not raw or "//" in raw):  # %2F%2F is no empty segment to Go's mux: kept
+        path = re.sub("/{2,}", "/", path)
     if not _dot_segments(path):
         return path
-    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
     if raw and _dot_segments(raw):
         return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
     raise user_error("relative paths not supported")
