@@ -108,9 +108,19 @@ def test_sign_revocation_list(pki):
      "failed parsing extension entry 0: critical field value failed to be parsed: cannot parse '' as bool: "
      'strconv.ParseBool: parsing "maybe": invalid syntax'),
     ({"extensions": ["x"]}, "extension entry 0 not a map"),
+    ({"revoked_certs": [{"serial_number": "01", "revocation_time": 1.5}]},
+     'failed parsing revocation_time from entry 0: failed parsing time 1.5: strconv.ParseInt: parsing "1.5": invalid '
+     'syntax'),
+    ({"revoked_certs": [{"serial_number": "01", "revocation_time": True}]},
+     "failed parsing revocation_time from entry 0: failed parsing time true: could not parse time from input type"),
 ])
 def test_sign_revocation_list_refusals(pki, body, error):
     pki.send("POST", SIGN, json=body).same().expect(400, errors=[error])
+
+
+def test_an_object_identifier_go_cannot_encode_is_a_500(pki):
+    pki.send("POST", SIGN, json={"extensions": [{"id": "0.99", "value": ""}]}).same().expect(
+        500, errors=["1 error occurred:\n\t* error creating new CRL: asn1: structure error: invalid object identifier\n\n"])
 
 
 def test_issuer_checks(pki):

@@ -114,11 +114,18 @@ def _revocation_time(entry: dict) -> datetime.datetime:
                 if raw.lstrip("+-").isdigit():
                     return datetime.datetime.fromtimestamp(int(raw), datetime.timezone.utc)
                 raise ValueError("could not parse string as date and time") from None
+        if isinstance(raw, JsonNumber) and not raw.lstrip("-").isdigit():
+            raise ValueError(f"strconv.ParseInt: parsing {go_quote(raw)}: invalid syntax")
         if isinstance(raw, (int, JsonNumber)) and not isinstance(raw, bool):
             return datetime.datetime.fromtimestamp(int(raw), datetime.timezone.utc)
     except (OverflowError, OSError, ValueError) as exc:
-        raise ValueError(f"failed parsing time {raw}: {exc}") from None
-    raise ValueError(f"failed parsing time {raw}: could not parse data as date and time")
+        raise ValueError(f"failed parsing time {_go_value(raw)}: {exc}") from None
+    raise ValueError(f"failed parsing time {_go_value(raw)}: could not parse time from input type")
+
+
+def _go_value(raw: Any) -> str:
+    """``%v`` of a decoded JSON value (booleans lower case, null ``<nil>``)."""
+    return "<nil>" if raw is None else str(raw).lower() if isinstance(raw, bool) else str(raw)
 
 
 def _extension(entry: dict) -> cx509.Extension:
@@ -155,7 +162,7 @@ def _extension(entry: dict) -> cx509.Extension:
     except (binascii.Error, ValueError):
         raise ValueError("failed base64 decoding 'value' field: illegal base64 data at input byte 0") from None
     if not oid_encodable(arcs):  # Go's CreateRevocationList fails on it: a 500 upstream
-        raise OverflowError(f"asn1: structure error: invalid object identifier {dotted}")
+        raise OverflowError("asn1: structure error: invalid object identifier")
     return cx509.Extension(cx509.ObjectIdentifier(dotted), critical, cx509.UnrecognizedExtension(
         cx509.ObjectIdentifier(dotted), value))
 
