@@ -254,6 +254,65 @@ def test_ocsp_expiry_sets_next_update(web, value, seconds):
         _answer("GOOD", "leaf", expiry=seconds))
 
 
+def _tlv(tag: int, body: bytes) -> bytes:
+    n = len(body)
+    size = bytes([n]) if n < 0x80 else bytes([0x80 | ((n.bit_length() + 7) // 8)]) + n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([tag]) + size + body
+
+
+def _request_list(der: bytes) -> tuple[bytes, bytes]:
+    """``(the Request element, what follows the request list in the TBSRequest)`` of a one-certificate request
+    without version or requestor name."""
+    tbs = der[der.index(b"\x30", 2):]  # OCSPRequest -> TBSRequest
+    tbs_body = tbs[2:] if tbs[1] < 0x80 else tbs[2 + (tbs[1] & 0x7F):]
+    list_len = tbs_body[1] if tbs_body[1] < 0x80 else int.from_bytes(tbs_body[2:2 + (tbs_body[1] & 0x7F)], "big")
+    head = 2 if tbs_body[1] < 0x80 else 2 + (tbs_body[1] & 0x7F)
+    return tbs_body[head:head + list_len], tbs_body[head + list_len:]
+
+
+def test_a_request_for_two_certificates_is_answered_for_the_first(web):
+    _issue(web, "one")
+    _issue(web, "two")
+
+    def der(side):
+        first, _ = _request_list(_request(side.vars["one_pem"], side.vars["root_pem"]))
+        second, _ = _request_list(_request(side.vars["two_pem"], side.vars["root_pem"]))
+        return _tlv(0x30, _tlv(0x30, _tlv(0x30, first + second)))
+    _post(web, der).same().check(_answer("GOOD", "one"))
+
+
+def test_extensions_are_never_read(web):
+    """Go reads neither request nor single-request extensions, nor the optional signature: a damaged
+    nonce is no malformed request (a regression: the double parsed them with cryptography)."""
+    _issue(web, "leaf")
+
+    def der(side):
+        request, extensions = _request_list(_request(side.vars["leaf_pem"], side.vars["root_pem"], nonce=True))
+        broken = extensions.replace(bytes.fromhex("2b0601050507300102"), bytes.fromhex("2b06010505073001b5"))
+        assert broken != extensions
+        return _tlv(0x30, _tlv(0x30, _tlv(0x30, request) + broken))
+    _get(web, der).same().check(_answer("GOOD", "leaf"))
+    _post(web, der).same().check(_answer("GOOD", "leaf"))
+
+
+
+
+@pytest.mark.parametrize("after", ["020101", "0201010500", "0500", "0400", "a000", "8000", "800100", "a0020500",
+                                   "a1020400", "a003020101", "a00a3008300406022a03030100"])
+def test_what_follows_the_tbs_request(web, after):
+    """Go probes the element after the TBSRequest as the optional ``[0] EXPLICIT`` signature: a zero-length
+    element ending the request, a zero-length ``[0]`` or a ``[0]`` that is no signature is malformed;
+    anything else is ignored."""
+    _issue(web, "leaf")
+
+    def der(side):
+        request, _ = _request_list(_request(side.vars["leaf_pem"], side.vars["root_pem"]))
+        return _tlv(0x30, _tlv(0x30, _tlv(0x30, request)) + bytes.fromhex(after))
+    ex = _post(web, der).same()
+    if ex.real.status_code == 200:
+        ex.check(_answer("GOOD", "leaf"))
+
+
 # -------------------------------------------------------------------------------------- malformed
 
 @pytest.mark.parametrize("encoded", [

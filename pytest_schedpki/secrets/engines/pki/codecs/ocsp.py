@@ -6,8 +6,9 @@ Upstream (``path_ocsp.go``) reads requests with ``golang.org/x/crypto/ocsp.Parse
 
 * a request names its certificate by a CertID hashed with SHA-1, SHA-256, SHA-384 or SHA-512; any other
   hash (SHA-224 included), bytes that are not one DER ``OCSPRequest`` (trailing bytes too), or a request
-  without a certificate are malformed (:class:`MalformedRequest`). Request extensions (the nonce) are
-  ignored and never echoed;
+  without a certificate are malformed (:class:`MalformedRequest`); the first certificate of a request is
+  answered. Request extensions (the nonce) are never read nor echoed (:func:`parse_request` reads the
+  DER as Go's ``encoding/asn1`` does, on :mod:`.cryptobyte`'s reads);
 * a response is ``successful`` with one ``SingleResponse``: the CertID hashed with the request's hash
   over the *signing* issuer (not copied from the request), the requested serial, the status (good,
   revoked with its time and no reason - Go omits ``unspecified``, revoked or unknown), ``thisUpdate``
@@ -26,11 +27,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ocsp
 
+from .cryptobyte import (
+    BIT_STRING,
+    INTEGER,
+    OCTET_STRING,
+    OID,
+    SEQUENCE,
+    SET,
+    is_bit_string,
+    is_integer,
+    oid_arcs,
+    read_any,
+)
 from .keys import signature_hash
 
 #: the CertID hashes x/crypto/ocsp knows (its ``hashOIDs``), by cryptography's hash name
@@ -66,20 +78,109 @@ class OcspQuery:
     serial: int
 
 
-def parse_request(der: bytes) -> OcspQuery:
-    """``ocsp.ParseRequest``: the query of one DER OCSP request; raises :class:`MalformedRequest`.
+#: x/crypto/ocsp's ``hashOIDs``: the CertID hash algorithms it reads, by their DER OID content
+_HASH_OIDS = {bytes.fromhex("2b0e03021a"): "sha1", bytes.fromhex("608648016503040201"): "sha256",
+              bytes.fromhex("608648016503040202"): "sha384", bytes.fromhex("608648016503040203"): "sha512"}
 
-    A request for several certificates is refused here too (cryptography reads only single ones;
-    upstream answers for the first, see docs/divergences.md)."""
-    try:
-        request = ocsp.load_der_ocsp_request(der)
-        algorithm = request.hash_algorithm
-        query = OcspQuery(algorithm.name, request.issuer_name_hash, request.issuer_key_hash, request.serial_number)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise MalformedRequest(str(exc)) from None
-    if query.hash_name not in REQUEST_HASHES:
+
+def _element(data: bytes, pos: int, tag: int | None = None) -> tuple[int, bytes, int]:
+    """One element as Go's ``encoding/asn1`` reads it (definite, minimal length): ``(identifier octet,
+    content, next position)``; raises :class:`MalformedRequest`. ``tag``: the identifier octet wanted."""
+    element = read_any(data, pos)
+    if element is None or (tag is not None and element[0] != tag):
+        raise MalformedRequest("asn1: structure error")
+    return element
+
+
+def _integer(content: bytes) -> int:
+    if not is_integer(content):
+        raise MalformedRequest("asn1: structure error: integer not minimally-encoded")
+    return int.from_bytes(content, "big", signed=True)
+
+
+def _oid(content: bytes) -> bytes:
+    if oid_arcs(content) is None:
+        raise MalformedRequest("asn1: syntax error: invalid object identifier")
+    return content
+
+
+def _requestor_name(content: bytes) -> None:
+    """``pkix.RDNSequence``: SETs of (OID, any value) SEQUENCEs."""
+    pos = 0
+    while pos < len(content):
+        _, rdn, pos = _element(content, pos, SET)
+        at = 0
+        while at < len(rdn):
+            _, pair, at = _element(rdn, at, SEQUENCE)
+            _, oid, rest = _element(pair, 0, OID)
+            _oid(oid)
+            _element(pair, rest)
+
+
+def _optional_signature(outer: bytes, pos: int) -> None:
+    """The element after the TBSRequest, probed as Go probes the optional ``[0] EXPLICIT`` signature: a
+    zero-length element there is refused (``explicit tag has no child`` when it ends the request, ``zero
+    length explicit tag was not an asn1.Flag`` for ``[0]``); a constructed ``[0]`` must hold a SEQUENCE of
+    an AlgorithmIdentifier and a BIT STRING; anything else is ignored."""
+    tag, content, end = _element(outer, pos)
+    if end - len(content) == len(outer) or (tag in (0x80, 0xA0) and not content):
+        raise MalformedRequest("asn1: structure error: explicit tag has no child")
+    if tag == 0xA0:
+        _, signature, _ = _element(content, 0, SEQUENCE)
+        _, algorithm, step = _element(signature, 0, SEQUENCE)
+        _oid(_element(algorithm, 0, OID)[1])
+        _, bits, _ = _element(signature, step, BIT_STRING)
+        if not is_bit_string(bits):
+            raise MalformedRequest("asn1: syntax error: invalid padding bits in BIT STRING")
+
+
+def parse_request(der: bytes) -> OcspQuery:
+    """``ocsp.ParseRequest``: the query of a DER OCSP request, read as Go's ``encoding/asn1`` reads its
+    ``ocspRequest`` struct: one SEQUENCE and nothing after it; in it the TBSRequest (Version ``[0]``,
+    RequestorName ``[1]``, the request list; the request extensions are never read: a damaged nonce is
+    no error) and the optional signature (:func:`_optional_signature`); of the first request (its
+    extensions unread) the CertID: hash algorithm, name hash, key hash, serial. Raises
+    :class:`MalformedRequest`.
+
+    Read here rather than with ``cryptography.x509.ocsp.load_der_ocsp_request``, which checks the
+    extensions Go never reads (a request whose nonce is damaged is answered upstream) and refuses a
+    request for several certificates (upstream answers for the first)."""
+    _, outer, end = _element(der, 0, SEQUENCE)
+    if end != len(der):
+        raise MalformedRequest("trailing data in OCSP request")
+    _, tbs, after = _element(outer, 0, SEQUENCE)
+    if after < len(outer):
+        _optional_signature(outer, after)
+    pos = 0
+    if pos < len(tbs) and tbs[pos] == 0xA0:
+        _, version, pos = _element(tbs, pos)
+        _, number, rest = _element(version, 0, INTEGER)
+        if rest != len(version) or len(number) > 8:
+            raise MalformedRequest("asn1: structure error: version")
+        _integer(number)
+    if pos < len(tbs) and tbs[pos] == 0xA1:
+        _, name, pos = _element(tbs, pos)
+        _, rdns, _ = _element(name, 0, SEQUENCE)
+        _requestor_name(rdns)
+    _, requests, _ = _element(tbs, pos, SEQUENCE)
+    queries, at = [], 0
+    while at < len(requests):
+        _, request, at = _element(requests, at, SEQUENCE)
+        _, cert_id, _ = _element(request, 0, SEQUENCE)
+        _, algorithm, step = _element(cert_id, 0, SEQUENCE)
+        _, name_hash, step = _element(cert_id, step, OCTET_STRING)
+        _, key_hash, step = _element(cert_id, step, OCTET_STRING)
+        _, serial, step = _element(cert_id, step, INTEGER)
+        _, oid, rest = _element(algorithm, 0, OID)
+        if rest < len(algorithm):
+            _element(algorithm, rest)  # the parameters (any), read whole
+        queries.append((_oid(oid), name_hash, key_hash, _integer(serial)))
+    if not queries:
+        raise MalformedRequest("OCSP request contains no request body")
+    oid, name_hash, key_hash, serial = queries[0]
+    if oid not in _HASH_OIDS:
         raise MalformedRequest("OCSP request uses unknown hash function")
-    return query
+    return OcspQuery(_HASH_OIDS[oid], name_hash, key_hash, serial)
 
 
 def issuer_hashes(issuer: x509.Certificate, hash_name: str) -> tuple[bytes, bytes]:
