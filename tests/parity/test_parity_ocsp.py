@@ -313,6 +313,19 @@ def test_what_follows_the_tbs_request(web, after):
         ex.check(_answer("GOOD", "leaf"))
 
 
+def test_negative_serial_known_divergence(pki):
+    """docs/divergences.md "OCSP request for a negative serial number": bao answers good for -5, the
+    double 500 internalError (cryptography signs no negative serial). Both halves pinned."""
+    def der(side):
+        request = _by_hash(5, side.vars["root_pem"])
+        at = request.rindex(b"\x02\x01\x05")
+        return request[:at] + b"\x02\x01\xfb" + request[at + 3:]
+    ex = _post(pki, der)
+    _answer("GOOD", serial=-5)(pki.real, ex.real)
+    if ex.double.status_code != 200:  # self-check mode runs a real server on both sides
+        _refused(500, INTERNAL_ERROR)(pki.double, ex.double)
+
+
 # -------------------------------------------------------------------------------------- malformed
 
 @pytest.mark.parametrize("encoded", [
