@@ -804,6 +804,25 @@ def raw_kind(content: bytes) -> dict[str, Any]:
     return {"der": "unparseable", "text": content[:200].decode("latin-1")}
 
 
+def ocsp_issuer_hashes(issuer: x509.Certificate, algorithm: hashes.HashAlgorithm) -> tuple[bytes, bytes]:
+    """An OCSP CertID's ``(issuerNameHash, issuerKeyHash)`` for ``issuer`` (RFC 6960 4.1.1): the hash of
+    its subject's DER and of its public key (the subjectPublicKey bits: the EC point, the PKCS#1 RSA key,
+    the raw ed25519 key)."""
+    key = issuer.public_key()
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        bits = key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    elif isinstance(key, rsa.RSAPublicKey):
+        bits = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
+    else:
+        bits = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    out = []
+    for data in (issuer.subject.public_bytes(), bits):
+        digest = hashes.Hash(algorithm)
+        digest.update(data)
+        out.append(digest.finalize())
+    return out[0], out[1]
+
+
 def ocsp_facts(response: ocsp.OCSPResponse) -> dict[str, Any]:
     """What two OCSP responses about the same question share: the response status and, when successful,
     the certificate status, CertID hash, responder id, signature algorithm, counts of responses,

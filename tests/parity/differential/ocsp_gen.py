@@ -79,9 +79,7 @@ class OcspQuery:
         else:
             pem = material.foreign_cert("ec-p256", "Foreign CA", False, True) if self.issuer == "foreign" \
                 else side.vars[f"{self.issuer}_pem"]
-            cert = h.load_certificate(pem)
-            probe = ocsp.OCSPRequestBuilder().add_certificate(cert, cert, algorithm).build()
-            names = (probe.issuer_name_hash, probe.issuer_key_hash)
+            names = h.ocsp_issuer_hashes(h.load_certificate(pem), algorithm)
         builder = ocsp.OCSPRequestBuilder().add_certificate_by_hash(*names, serial, algorithm)
         if self.nonce:
             builder = builder.add_extension(x509.OCSPNonce(b"nonce-%d" % self.value), critical=False)

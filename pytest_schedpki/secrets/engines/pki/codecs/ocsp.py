@@ -184,10 +184,13 @@ def parse_request(der: bytes) -> OcspQuery:
 
 
 def issuer_hashes(issuer: x509.Certificate, hash_name: str) -> tuple[bytes, bytes]:
-    """``(issuerNameHash, issuerKeyHash)`` of ``issuer`` under ``hash_name`` (the hash of its subject's
-    DER and of its public key's bit string), as cryptography computes them for a CertID."""
-    request = ocsp.OCSPRequestBuilder().add_certificate(issuer, issuer, REQUEST_HASHES[hash_name]()).build()
-    return request.issuer_name_hash, request.issuer_key_hash
+    """``(issuerNameHash, issuerKeyHash)`` of ``issuer`` under ``hash_name``: the hash of its subject's
+    DER and, as cryptography computes it for a CertID, of its public key's bit string."""
+    algorithm = REQUEST_HASHES[hash_name]()
+    digest = hashes.Hash(algorithm)
+    digest.update(issuer.subject.public_bytes())
+    probe = ocsp.OCSPRequestBuilder().add_certificate(issuer, issuer, algorithm).build()
+    return digest.finalize(), probe.issuer_key_hash
 
 
 def request_matches(issuer: x509.Certificate, query: OcspQuery) -> bool:
