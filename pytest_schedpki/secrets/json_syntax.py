@@ -43,6 +43,8 @@ def scanner_reason(value: bytes, exc: GoJSONError) -> str:
 def _char(ch: str) -> str:
     """Go's ``encoding/json`` quoteChar: the character between single quotes, escaped as
     ``strconv.Quote`` does when not printable (a BOM reads ``'\\ufeff'``)."""
+    if "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (decoded with surrogateescape): Go shows the byte
+        return f"'\\x{ord(ch) - 0xDC00:02x}'"
     if ch == "'":
         return "'\\''"
     if ch == '"':

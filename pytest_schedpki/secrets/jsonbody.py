@@ -218,6 +218,26 @@ def _cut_between_tokens(text: str, exc: json.JSONDecodeError) -> bool:
     return not text[exc.pos:].strip(" \t\r\n") and not exc.msg.startswith("Unterminated string")
 
 
+def _byte_reason(body: bytes, exc: json.JSONDecodeError) -> str:
+    """:func:`syntax_reason`, except that a byte that is not UTF-8 where decoding stopped is shown as Go
+    shows it (``'\\x81'``), not as the U+FFFD the text was decoded to."""
+    reason = syntax_reason(exc)
+    if "\ufffd" not in reason:
+        return reason
+    text, pos = body.decode("utf-8", errors="surrogateescape"), 0
+    try:
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= len(text):
+                return reason
+            _value, pos = _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as escaped:
+        return syntax_reason(escaped)
+    except (_NonFinite, RecursionError):
+        return reason
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
@@ -249,7 +269,7 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         if not (seen and _cut_between_tokens(text, exc)):
             _refuse_if_complex(text, min(exc.pos, len(text)))
             _refuse_overflow(text, min(exc.pos, len(text)))
-            raise user_error(f"failed to decode JSON input: {syntax_reason(exc)}") from None
+            raise user_error(f"failed to decode JSON input: {_byte_reason(body, exc)}") from None
     except _NonFinite:
         raise user_error(f"failed to decode JSON input: {_constant_error(text)}") from None
     except RecursionError:

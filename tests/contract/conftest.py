@@ -44,7 +44,7 @@ def _bao_server():
     h.release_bao()
 
 
-SUBPROCESS_CLIENT_MODULES = ("test_bao_cli", "test_go_client")  # their clients never share our process
+SUBPROCESS_CLIENT_MODULES = ("test_bao_cli", "test_go_client", "test_openssl")  # their clients never share our process
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,7 @@ import requests
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
 
 from pytest_schedpki.secrets.engines.pki.codecs.goder import KEY_USAGE_OID, NAME_CONSTRAINTS_OID
@@ -796,7 +797,52 @@ def raw_kind(content: bytes) -> dict[str, Any]:
         return {"der": "crl", "issuer": _name(crl.issuer), "entries": len(list(crl))}
     except Exception:  # noqa: BLE001
         pass
+    try:
+        return {"der": "ocsp", **ocsp_facts(ocsp.load_der_ocsp_response(content))}
+    except Exception:  # noqa: BLE001
+        pass
     return {"der": "unparseable", "text": content[:200].decode("latin-1")}
+
+
+def ocsp_issuer_hashes(issuer: x509.Certificate, algorithm: hashes.HashAlgorithm) -> tuple[bytes, bytes]:
+    """An OCSP CertID's ``(issuerNameHash, issuerKeyHash)`` for ``issuer`` (RFC 6960 4.1.1): the hash of
+    its subject's DER and of its public key (the subjectPublicKey bits: the EC point, the PKCS#1 RSA key,
+    the raw ed25519 key)."""
+    key = issuer.public_key()
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        bits = key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    elif isinstance(key, rsa.RSAPublicKey):
+        bits = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
+    else:
+        bits = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    out = []
+    for data in (issuer.subject.public_bytes(), bits):
+        digest = hashes.Hash(algorithm)
+        digest.update(data)
+        out.append(digest.finalize())
+    return out[0], out[1]
+
+
+def ocsp_facts(response: ocsp.OCSPResponse) -> dict[str, Any]:
+    """What two OCSP responses about the same question share: the response status and, when successful,
+    the certificate status, CertID hash, responder id, signature algorithm, counts of responses,
+    certificates and extensions, whether there is a revocation time/reason and the nextUpdate -
+    thisUpdate span (seconds, ``None`` without nextUpdate). Times themselves are compared by the tests."""
+    facts: dict[str, Any] = {"response_status": response.response_status.name}
+    if response.response_status != ocsp.OCSPResponseStatus.SUCCESSFUL:
+        return facts
+    span = response.next_update_utc - response.this_update_utc if response.next_update_utc else None
+    facts.update(
+        cert_status=response.certificate_status.name, hash=response.hash_algorithm.name,
+        responder_name=_name(response.responder_name) if response.responder_name else None,
+        responder_key_hash=response.responder_key_hash is not None,
+        signature_algorithm=response.signature_algorithm_oid.dotted_string,
+        responses=len(list(response.responses)), certificates=len(response.certificates),
+        extensions=len(response.extensions), single_extensions=len(response.single_extensions),
+        revocation_time=response.revocation_time_utc is not None,
+        revocation_reason=response.revocation_reason.name if response.revocation_reason else None,
+        next_update_span=span.total_seconds() if span is not None else None)
+    return facts
 
 
 def _compare_raw(real: bytes, double: bytes) -> list[str]:

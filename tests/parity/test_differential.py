@@ -18,7 +18,7 @@ from pathlib import Path
 import parity_harness as h
 import pytest
 import requests
-from differential import allowlist, compare
+from differential import allowlist, compare, ocsp_gen
 from differential.requests_gen import Ref, Req, dump_body, sequences
 from differential.runner import Runner, reproduction
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +35,21 @@ def runner(request, bao_server):
     if SELFCHECK:
         return Runner(bao_server.url, None, request.getfixturevalue("second_bao_server").url)
     return Runner(bao_server.url, request.getfixturevalue("double_server"))
+
+
+@pytest.mark.parity
+def test_random_ocsp_sequences_get_the_same_answers(runner):
+    """The ``ocsp`` family: OCSP queries (GET/POST, valid and damaged, known and unknown serials and
+    issuers) among issue, revoke, ``config/crl`` and issuer usage writes."""
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SCALE == 1, print_blob=True,
+              suppress_health_check=list(HealthCheck))
+    @given(ocsp_gen.sequences(1, 8))
+    def check(seq):
+        outcomes = runner.run(seq, stop_at_first=True)
+        if outcomes and not outcomes[-1].agree:
+            raise AssertionError(reproduction(outcomes))
+
+    check()
 
 
 @pytest.mark.parity

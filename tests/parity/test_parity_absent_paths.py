@@ -21,14 +21,13 @@ ABSENT_IN_BOTH = [  # method, mount-relative path
     ("GET", "unified-crl"),                # unified CRLs (Vault Enterprise)
     ("GET", "est/cacerts"),                # EST (Vault Enterprise)
     ("GET", "config/est"),
+    ("GET", "unified-ocsp/MAo="),          # unified OCSP (Vault Enterprise)
     ("GET", "config/cmpv2"),               # CMPv2 (Vault Enterprise)
     ("GET", "config/scep"),                # SCEP (Vault Enterprise)
 ]
 
 ONLY_IN_OPENBAO = [  # method, path, body, OpenBao's status
     ("GET", "config/acme", None, 200),
-    ("POST", "issuer/default/resign-crls", {"crl_number": 1, "next_update": "1h", "crls": []}, 200),
-    ("POST", "issuer/default/sign-revocation-list", {"crl_number": 1, "next_update": "1h"}, 200),
 ]
 
 

@@ -206,3 +206,26 @@ def test_signed_intermediate_is_listed_on_the_root_mount(chain):
     chain.send("GET", "/v1/{mount}/cert/{int_serial}").same(cert_keys=("certificate",)).expect(200)
     chain.send("LIST", "/v1/{mount}/certs").same().expect(200).check(
         lambda side, resp: None if side.vars["int_serial"] in resp.json()["data"]["keys"] else pytest.fail("not listed"))
+
+
+def test_ocsp_of_an_intermediate_and_of_its_leaves(chain):
+    """The responder of the intermediate's mount answers for its leaves (the CertID's name hash is the
+    intermediate's subject, not its issuer's: a regression), the root's mount for the intermediate."""
+    from test_parity_ocsp import _answer, _get, _post, _request
+
+    p = chain
+    ex = p.send("POST", "/v1/{int}/issue/svc", json={"common_name": "a.svc.example.com"}).same().expect(200)
+    ex.capture("leaf", lambda j: j["data"]["serial_number"])
+    ex.capture("leaf_pem", lambda j: j["data"]["certificate"])
+    for side in p.sides:
+        side.vars["int_mount"] = side.vars["int"]
+    leaf = lambda s: _request(s.vars["leaf_pem"], s.vars["int_pem"])  # noqa: E731
+    p.mount, saved = p.real.vars["int"], p.mount
+    try:
+        _get(p, leaf).same().check(_answer("GOOD", "leaf", issuer_var="int_pem"))
+        ex = p.send("POST", "/v1/{int}/revoke", json=lambda s: {"serial_number": s.vars["leaf"]}).same().expect(200)
+        ex.capture("revoked", lambda j: j["data"])
+        _post(p, leaf).same().check(_answer("REVOKED", "leaf", issuer_var="int_pem", revoked_var="revoked"))
+    finally:
+        p.mount = saved
+    _get(p, lambda s: _request(s.vars["int_pem"], s.vars["root_pem"])).same().check(_answer("GOOD", "int_serial"))

@@ -93,6 +93,11 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     # a number inside a string before a bad escape is not a number; one before the string is read first
     (b'{"a":"x5e499\\D"}', "invalid escape sequence `\\D` in string"),
     (b'{"b":5e499,"a":"\\D"}', "json: cannot unmarshal number 5e499 into Go value of type float64"),
+    # a byte that is not UTF-8 where decoding stops is shown as the byte (a DER OCSP request sent as JSON)
+    (b"\x81abc", "invalid character '\\x81' looking for beginning of value"),
+    (b'{"a":1}\x81', "invalid character '\\x81' looking for beginning of value"),
+    (b'{"a":\xff}', "invalid character '\\xff' looking for beginning of value"),
+    (b"0\x82\x01\x00", "invalid character '\\x82' looking for beginning of value"),
     # a ':' where a comma belongs, followed by a closing bracket, is named like such a comma
     (b'{"a":"x":}', "invalid character ':' looking for beginning of value"),
     (b'{"a":1 : ]', "invalid character ':' looking for beginning of value"),

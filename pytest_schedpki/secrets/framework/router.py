@@ -32,7 +32,9 @@ class LogicalRequest:
 
     ``operation`` is one of :data:`OPERATIONS`; ``path`` is relative to the mount (``issue/web``);
     ``data`` holds the converted fields (path captures included); ``token`` is the caller's token
-    record (``None`` on unauthenticated paths); ``mount`` and ``service`` give access to state.
+    record (``None`` on unauthenticated paths); ``mount`` and ``service`` give access to state;
+    ``http_body`` is the raw body of a ``POST``/``PUT`` sent as ``application/ocsp-request`` (OpenBao
+    hands such a request to the handler undecoded, with no data), else ``None``.
     """
 
     operation: str
@@ -44,6 +46,7 @@ class LogicalRequest:
     raw: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     remote_addr: str = ""
+    http_body: bytes | None = None
 
 
 Handler = Callable[[LogicalRequest], LogicalResponse]

@@ -10,7 +10,10 @@
 * :mod:`.token_gen`, :mod:`.token_runner` - the token family: the token store and the sys paths
   clients use (create/lookup/renew/revoke by token, self and accessor, roles, ACL policies,
   capabilities, mounts and tune, health/seal-status/leader), requests sent with tokens the sequence
-  created; :mod:`.campaign` ``FAMILIES`` names both families.
+  created;
+* :mod:`.ocsp_gen` - the ocsp family: OCSP queries (GET and POST, valid and damaged, known and unknown
+  serials and issuers) among issue, revoke, ``config/crl`` and issuer usage writes, run by
+  :class:`.runner.Runner`; :mod:`.campaign` ``FAMILIES`` names the three families.
 
 Used by ``tests/parity/test_differential.py`` (small CI profile, ``SCHEDPKI_DIFF_SCALE`` scales it)
 and ``scripts/differential.py`` (``A/N agree`` per seed, causes grouped).

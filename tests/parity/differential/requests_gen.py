@@ -69,7 +69,7 @@ class Req:
     @property
     def template(self) -> str:
         """The path with references shown as ``{kind}`` (for grouping causes)."""
-        return "".join(p if isinstance(p, str) else "{" + p.kind + "}" for p in self.path)
+        return "".join(p if isinstance(p, str) else "{" + getattr(p, "kind", type(p).__name__) + "}" for p in self.path)
 
     def show(self) -> str:
         body = "" if self.body is None else " " + dump_body(self.body)[:1500]

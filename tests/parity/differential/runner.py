@@ -77,6 +77,8 @@ class Outcome:
 
 def resolve(value: Any, side: h.Side) -> Any:
     """``value`` with every :class:`Ref` replaced by ``side``'s own value."""
+    if hasattr(value, "resolve_for"):  # built by each side from its own state (ocsp_gen.OcspQuery)
+        return value.resolve_for(side)
     if isinstance(value, Ref):
         issued = side.vars.get("issued", [])
         if value.kind in ("serial", "cert", "key"):
@@ -103,7 +105,7 @@ def resolve(value: Any, side: h.Side) -> Any:
 def _path(req: Req, side: h.Side) -> str:
     out = []
     for part in req.path:
-        if isinstance(part, Ref):
+        if isinstance(part, Ref) or hasattr(part, "resolve_for"):
             out.append(str(resolve(part, side)))
         else:
             out.append(part.replace("{mount}", side.vars["mount"]).replace("{other}", side.vars["other"]))
@@ -112,6 +114,10 @@ def _path(req: Req, side: h.Side) -> str:
 
 def send(side: h.Side, req: Req) -> http.Response:
     """Send ``req`` to one side (references resolved there)."""
+    if hasattr(req.body, "content_type"):  # a raw body (ocsp_gen.OcspBody): bytes and their Content-Type
+        headers = {"Content-Type": req.body.content_type} if req.body.content_type else {}
+        return side.request(req.method, _path(req, side), data=resolve(req.body.query, side), headers=headers,
+                            token=resolve(req.token, side))
     body = resolve(req.body, side)
     data = None
     headers = {}
@@ -119,6 +125,12 @@ def send(side: h.Side, req: Req) -> http.Response:
         data = (dump_body(body) if isinstance(body, Raw) else dump_json(body)).encode("utf-8", "surrogatepass")
         headers["Content-Type"] = "application/json"
     return side.request(req.method, _path(req, side), data=data, headers=headers, token=resolve(req.token, side))
+
+
+def _shown(body: Any) -> str:
+    if body is None:
+        return ""
+    return repr(body) if hasattr(body, "content_type") else dump_body(body)[:1500]
 
 
 class Runner:
@@ -184,7 +196,7 @@ class Runner:
         errors = [str(e) for e in self.double.pop_handler_errors()] if self.double is not None else []
         token = "" if req.token == h.ROOT_TOKEN else f"[token={req.token!r}] "
         outcome = Outcome(req, f"{req.method} {_path(req, pair.real)} {token}"
-                               f"{'' if req.body is None else dump_body(req.body)[:1500]}",
+                               f"{_shown(req.body)}",
                           real, double, problems, handler_errors=errors)
         if problems and not errors:
             outcome.allowed = allowlist.match(req, real, double, problems)

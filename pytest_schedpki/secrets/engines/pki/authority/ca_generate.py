@@ -1,5 +1,6 @@
 """CA generation paths: ``root/generate/:type`` (+ ``issuers/generate/root/:type``, ``root/rotate/:type``),
-``intermediate/generate/:type`` (+ ``issuers/generate/intermediate/:type``) and ``DELETE root``.
+``intermediate/generate/:type`` (+ ``issuers/generate/intermediate/:type``, ``intermediate/cross-sign``) and
+``DELETE root``.
 
 A generated root is stored as issuer + key and, like upstream, also in the certificate store (so
 ``LIST certs`` shows it); CRLs are rebuilt afterwards.
@@ -187,6 +188,15 @@ def _generate_intermediate(backend: PkiBackend, req: LogicalRequest) -> LogicalR
     return response
 
 
+def _cross_sign(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
+    """``intermediate/cross-sign``: ``intermediate/generate/existing`` whatever ``exported`` says (upstream
+    sets it in the request's data before ``pathGenerateIntermediate``): a CSR for the existing key
+    named by ``key_ref``, to be signed by another CA."""
+    req.data.raw["exported"] = "existing"
+    req.data.validate()
+    return _generate_intermediate(backend, req)
+
+
 def _delete_root(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     """``DELETE root``: every issuer and key goes (certificates stay); 200 ``data: null`` + warning."""
     state = backend.state
@@ -210,5 +220,6 @@ def paths(backend: PkiBackend) -> list[Path]:
         Path(rf"root/rotate/{TYPE_RE}", ROOT_FIELDS, {"update": partial(_generate_root, backend, rotate=True)}),
         Path(rf"intermediate/generate/{TYPE_RE}", INTERMEDIATE_FIELDS, {"update": intermediate}),
         Path(rf"issuers/generate/intermediate/{TYPE_RE}", INTERMEDIATE_FIELDS, {"update": intermediate}),
+        Path(r"intermediate/cross-sign", INTERMEDIATE_FIELDS, {"update": partial(_cross_sign, backend)}),
         Path(r"root", {}, {"delete": partial(_delete_root, backend)}, sudo=True),
     ]

@@ -377,7 +377,16 @@ def _read_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=_config_data(backend.state))
 
 
+NO_KEY_DEFAULT = ("This selected default issuer has no key associated with it. Some operations like issuing "
+                  "certificates and signing CRLs will be unavailable with the requested default issuer until a key "
+                  "is imported or the default issuer is changed.")
+
+
 def _write_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
+    """``config/issuers`` and ``root/replace`` (``pathCAIssuersWrite``; root/replace has only ``default``,
+    default ``next``): 400 ``Invalid issuer specification; must be non-empty and can't be 'default'.`` or
+    ``Error resolving issuer reference: <why>``; 200 with the new configuration (+ a warning when the
+    new default has no key)."""
     state, data = backend.state, req.data
     ref = normalize_ref(data.get("default"))
     if not ref or ref == "default":
@@ -387,13 +396,16 @@ def _write_config(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
     except IssuerNotFound as exc:
         raise user_error(f"Error resolving issuer reference: {exc.message}") from None
     state.default_issuer_id = issuer.issuer_id
-    if data.sent("default_follows_latest_issuer"):
+    if data.sent("default_follows_latest_issuer"):  # never on root/replace: not in its schema
         state.default_follows_latest_issuer = data.get("default_follows_latest_issuer")
-    return LogicalResponse(data=_config_data(state))
+    response = LogicalResponse(data=_config_data(state))
+    if issuer_key(state, issuer) is None:
+        response.add_warning(NO_KEY_DEFAULT)
+    return response
 
 
 def paths(backend: PkiBackend) -> list[Path]:
-    """``issuers/`` (LIST, unauthenticated as upstream), ``issuer/:ref``, ``config/issuers``."""
+    """``issuers/`` (LIST, unauthenticated as upstream), ``issuer/:ref``, ``config/issuers``, ``root/replace``."""
     return [
         Path(r"issuers/?", {}, {"list": partial(_list_issuers, backend)}, unauthenticated=True),
         Path(rf"issuer/{REF}", ISSUER_FIELDS, {
@@ -404,4 +416,5 @@ def paths(backend: PkiBackend) -> list[Path]:
         }),
         Path(r"config/issuers", CONFIG_FIELDS, {"read": partial(_read_config, backend),
                                                "update": partial(_write_config, backend)}),
+        Path(r"root/replace", {"default": Field(STRING, "next")}, {"update": partial(_write_config, backend)}),
     ]
