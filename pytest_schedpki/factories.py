@@ -39,11 +39,14 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 class SchedulerFactories:
     """``schedpki.factories.scheduler``: auth methods, binding rules, policies, roles and ACL tokens.
 
-    ``url`` is the scheduler's base URL (for methods that use the built-in identity provider)."""
+    ``url`` is the scheduler's base URL (for methods that use the built-in identity provider);
+    ``ca_pem`` the listeners' CA certificate when they serve HTTPS (an OIDC method using the built-in
+    provider then trusts it: ``DiscoveryCaPem``)."""
 
-    def __init__(self, state: SchedulerState, url: str = ""):
+    def __init__(self, state: SchedulerState, url: str = "", ca_pem: str | None = None):
         self.state = state
         self.url = url
+        self.ca_pem = ca_pem
 
     def _method(self, body: dict[str, Any]) -> dict[str, Any]:
         return method_to_dict(sanitize(self.state.upsert_auth_method(body)))
@@ -53,7 +56,8 @@ class SchedulerFactories:
         URL ``https://idp.example.com``, client ID/secret, one audience and redirect URI); keyword
         arguments use Nomad's field names and override or extend the defaults (``Config`` merges).
         With ``builtin_idp`` the method logs in against the double's own identity provider
-        (discovery URL ``<scheduler url>/idp``, client ID and audience ``nomad``).
+        (discovery URL ``<scheduler url>/idp``, client ID and audience ``nomad``; over TLS,
+        ``DiscoveryCaPem`` holds the double's CA).
         Returns the API JSON of the stored method (secret ``redacted``). Raises SchedulerError 400."""
         body = {
             "Name": name or f"oidc-{next(_counter)}", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": "1h",
@@ -64,6 +68,8 @@ class SchedulerFactories:
         if builtin_idp:
             body["Config"].update({"OIDCDiscoveryURL": self.url + "/idp", "OIDCClientID": "nomad",
                                    "BoundAudiences": ["nomad"]})
+            if self.ca_pem:
+                body["Config"]["DiscoveryCaPem"] = [self.ca_pem]
         return self._method(_merge(body, overrides))
 
     def jwt_auth_method(self, name: str | None = None, builtin_idp: bool = False, **overrides: Any) -> dict[str, Any]:
@@ -228,6 +234,7 @@ class SecretsFactories:
 class Factories:
     """Both services' factories: ``.scheduler`` and ``.secrets``."""
 
-    def __init__(self, scheduler: SchedulerState, secrets: SecretsService, scheduler_url: str = ""):
-        self.scheduler = SchedulerFactories(scheduler, scheduler_url)
+    def __init__(self, scheduler: SchedulerState, secrets: SecretsService, scheduler_url: str = "",
+                 ca_pem: str | None = None):
+        self.scheduler = SchedulerFactories(scheduler, scheduler_url, ca_pem)
         self.secrets = SecretsFactories(secrets)

@@ -271,7 +271,7 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
         markers = list(reversed(list(request.node.iter_markers("schedpki"))))
         for marker in markers:
             _apply_marker(schedpki_double, marker.kwargs, request)
-        handle = SchedpkiHandle(schedpki_double)
+        handle = SchedpkiHandle(schedpki_double, test_path=str(request.node.path))
         if schedpki_shadow is not None:
             from .upstream.shadow_run import shadow_handle
 
@@ -282,6 +282,8 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
         failure = schedpki_shadow.report(schedpki_shadow.finish_test(), request.node.nodeid)
         if failure:
             pytest.fail(failure, pytrace=False)
+    if schedpki_upstream is None:
+        _warn_unmatched_faults(schedpki_double)
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
@@ -302,6 +304,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0,
                            "Skipped: " + double_only_reason(handle.upstream, proxy.double_only[0]))
+
+
+def _warn_unmatched_faults(double: Double) -> None:
+    """An :class:`~pytest_schedpki.faults.UnusedFaultWarning` per fault no request of the test matched."""
+    import warnings
+
+    from .faults import UnusedFaultWarning
+
+    for fault in double.faults.unmatched():
+        warnings.warn(UnusedFaultWarning(
+            f"{fault.describe()} matched no request of this test: check its service, method and path "
+            "(request paths look like '/v1/sys/health'; schedpki.journal.entries() lists the requests made)"),
+            stacklevel=2)
 
 
 def _check_marker(kwargs: dict) -> None:

@@ -37,11 +37,14 @@ class LoginError(AssertionError):
 @dataclass
 class SchedulerHandle:
     """The scheduler as a test sees it: ``url`` (no ``/v1``), ``token`` (management secret), ``state``
-    (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and the SSO helpers."""
+    (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and the SSO helpers. ``ssl_context``
+    (an ``ssl.SSLContext`` trusting the double's CA, ``None`` over plain HTTP) is what the helpers'
+    own HTTPS requests verify the listener with."""
 
     url: str
     token: str
     state: Any
+    ssl_context: Any = None
 
     def headers(self) -> dict[str, str]:
         """``{"X-Nomad-Token": token}``."""
@@ -84,7 +87,7 @@ class SchedulerHandle:
     def _post(self, path: str, body: dict) -> dict:
         request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=30) as resp:  # noqa: S310 - the double's own URL
+            with urllib.request.urlopen(request, timeout=30, context=self.ssl_context) as resp:  # noqa: S310
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raise LoginError(exc.code, exc.read().decode("utf-8", "replace")) from None
@@ -119,7 +122,9 @@ class SchedulerHandle:
             def redirect_request(self, *args, **kwargs):
                 return None
         try:
-            urllib.request.build_opener(_NoRedirect).open(url, timeout=30)  # noqa: S310
+            handlers = [_NoRedirect] + ([urllib.request.HTTPSHandler(context=self.ssl_context)]
+                                        if self.ssl_context is not None else [])
+            urllib.request.build_opener(*handlers).open(url, timeout=30)  # noqa: S310
             raise LoginError(0, "the identity provider did not redirect")
         except urllib.error.HTTPError as exc:
             if exc.code != 302:

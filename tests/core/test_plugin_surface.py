@@ -1,0 +1,111 @@
+"""Defects and rough edges a new user met in the plugin's surface: each test fails on the code
+before its fix (SSO helpers over TLS, moving the marker's manual clock, relative seed paths, faults
+that can never fire, ini mistakes, assertion tracebacks, journal methods, control index...)."""
+
+import datetime
+
+import pytest
+
+from pytest_schedpki import Fault
+
+
+def test_sso_helpers_trust_the_doubles_ca_over_tls(pytester):
+    pytester.makeini("[pytest]\nschedpki_tls = true\n")
+    pytester.makepyfile(
+        """
+        def test_jwt_and_oidc_logins_over_https(schedpki):
+            assert schedpki.scheduler.url.startswith("https://")
+            f = schedpki.factories.scheduler
+            f.jwt_auth_method("ci", builtin_idp=True)
+            f.binding_rule("ci", "management")
+            assert schedpki.scheduler.login_jwt("ci", {"sub": "runner"})["Type"] == "management"
+            assert schedpki.scheduler.login("ci", schedpki.scheduler.jwt("ci"))["Type"] == "management"
+            method = f.oidc_auth_method("okta", builtin_idp=True)  # trusts the double's CA over TLS
+            assert method["Config"]["DiscoveryCaPem"] == [open(schedpki.ca_path).read()]
+            f.policy("eng")
+            f.binding_rule("okta", "policy", "eng")
+            token = schedpki.scheduler.oidc_login("okta", {"groups": ["eng"]})
+            schedpki.scheduler.assert_token(token, policies=["eng"], type="client")
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.schedpki(clock=datetime.datetime(2031, 1, 1, 12, 0))
+def test_the_markers_manual_clock_moves_through_the_handle(schedpki):
+    start = datetime.datetime(2031, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    assert schedpki.clock.now() == start
+    schedpki.clock.advance(datetime.timedelta(hours=1))
+    schedpki.clock.advance(30)
+    assert schedpki.clock.now() == start + datetime.timedelta(hours=1, seconds=30)
+    schedpki.clock.set(datetime.datetime(2032, 2, 2))
+    assert schedpki.clock.now() == datetime.datetime(2032, 2, 2, tzinfo=datetime.timezone.utc)
+
+
+def test_moving_a_follow_clock_says_how_to_switch(schedpki):
+    with pytest.raises(RuntimeError, match=r"clock is 'follow': switch first with schedpki.use_clock\('manual'\)"):
+        schedpki.clock.advance(5)
+
+
+@pytest.mark.parametrize("kwargs, field, valid", [
+    ({"service": "vault"}, "service", "'scheduler', 'secrets'"),
+    ({"path": "v1/sys/health"}, "path", "starting with '/'"),
+    ({"path": "^(unclosed"}, "path", "not a valid regex"),
+    ({"method": "FETCH"}, "method", "GET, HEAD, POST, PUT"),
+    ({"status": 500, "drop": True, "hang": True}, "drop", "status would never be sent"),
+    ({"status": 42}, "status", "100-599"),
+    ({"body": "boom"}, "body", "set status too"),
+    ({"times": 0}, "times", ">= 1"),
+    ({"probability": 0}, "probability", "0 < probability <= 1"),
+    ({"latency": -1}, "latency", ">= 0"),
+])
+def test_a_fault_that_can_never_fire_is_refused_at_creation(kwargs, field, valid):
+    with pytest.raises(ValueError, match=f"Fault {field}") as err:
+        Fault(**kwargs)
+    assert valid in str(err.value)
+
+
+def test_the_control_endpoint_refuses_such_a_fault_with_400(schedpki):
+    import requests
+
+    r = requests.post(schedpki.secrets.url + "/_schedpki/faults", json={"path": "v1/sys/health", "status": 503})
+    assert r.status_code == 400 and "Fault path must be a request path starting with '/'" in r.json()["error"]
+    assert schedpki.faults.all() == []
+
+
+def test_a_fault_no_request_matched_is_a_warning_at_teardown(pytester):
+    pytester.makepyfile(
+        """
+        import requests
+        from pytest_schedpki import Fault
+
+        def test_unused(schedpki):
+            schedpki.faults.add(Fault(service="secrets", path="/v1/sys/healthz", status=503))
+            schedpki.faults.add(Fault(service="secrets", path="/v1/sys/health", status=500, probability=0.001, seed=1))
+            requests.get(schedpki.secrets.url + "/v1/sys/health")
+        """
+    )
+    result = pytester.runpytest("-W", "error::pytest_schedpki.faults.UnusedFaultWarning")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*UnusedFaultWarning: Fault(service='secrets', path='/v1/sys/healthz', status=503) "
+                                 "matched no request of this test*"])
+    assert "probability" not in result.stdout.str()  # it matched (the draw did not fire it): no warning
+
+
+def test_handle_seed_resolves_a_relative_path_against_the_test_file(pytester):
+    sub = pytester.mkpydir("sub")
+    (sub / "extra.yaml").write_text("secrets:\n  mounts:\n    - path: extra\n")
+    (sub / "test_seeded.py").write_text(
+        "import pytest\n"
+        "from pytest_schedpki import SeedError\n\n"
+        "def test_seed(schedpki):\n"
+        "    schedpki.seed('extra.yaml')\n"
+        "    assert 'extra/' in schedpki.secrets.state.mounts\n\n"
+        "def test_missing(schedpki, request):\n"
+        "    with pytest.raises(SeedError) as err:\n"
+        "        schedpki.seed('missing.yaml')\n"
+        "    assert str(request.path.parent / 'missing.yaml') in str(err.value)\n"
+    )
+    result = pytester.runpytest("sub")  # run from the parent folder: the current directory has no extra.yaml
+    result.assert_outcomes(passed=2)
