@@ -262,6 +262,7 @@ class Journal:
         Raises AssertionError listing the near misses: requests to the same path, or with the same
         method, so a typo or a wrong verb shows at once. Returns the matching entries.
         """
+        __tracebackhide__ = True  # pytest shows the caller's line, not this helper's source
         found = self.find(method, path, service, status, token_kind, body)
         if (count is None and found) or (count is not None and len(found) == count):
             return found
@@ -269,8 +270,8 @@ class Journal:
         extras = {k: v for k, v in {"service": service, "status": status, "token_kind": token_kind, "body": body}.items() if v is not None}
         near = [e for e in self.entries(service) if (path and (e.path == path or (path.startswith("^") and re.search(path, e.path))))
                 or (method and e.method == method.upper())]
-        lines = [f"expected {count if count is not None else 'at least 1'} request(s) {wanted} {extras or ''}".rstrip()
-                 + f", found {len(found)}"]
+        expected = "at least 1 request" if count is None else f"{count} request{'' if count == 1 else 's'}"
+        lines = [f"expected {expected} {wanted} {extras or ''}".rstrip() + f", found {len(found)}"]
         if self.evicted:
             lines.append(f"({self.evicted} older request(s) were evicted: the journal keeps {self.max_entries} "
                          f"entries and {self.max_bytes} bytes; see Journal.max_entries/max_bytes)")
@@ -283,6 +284,7 @@ class Journal:
 
     def assert_no_request(self, method: str | None = None, path: str | None = None, **criteria: Any) -> None:
         """Assert that no matching request was made; the message lists the offending ones."""
+        __tracebackhide__ = True
         found = self.find(method, path, **criteria)
         if found:
             raise AssertionError("unexpected request(s):\n" + "\n".join("  " + e.summary() for e in found))

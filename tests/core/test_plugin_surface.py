@@ -109,3 +109,79 @@ def test_handle_seed_resolves_a_relative_path_against_the_test_file(pytester):
     )
     result = pytester.runpytest("sub")  # run from the parent folder: the current directory has no extra.yaml
     result.assert_outcomes(passed=2)
+
+
+def test_the_package_is_typed_and_names_its_public_classes_for_type_checkers():
+    import ast
+    import pathlib
+    import tomllib
+
+    import pytest_schedpki
+
+    root = pathlib.Path(pytest_schedpki.__file__).parent
+    assert (root / "py.typed").exists()
+    pyproject = tomllib.loads((root.parent / "pyproject.toml").read_text())
+    assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["pytest_schedpki"]
+    tree = ast.parse((root / "__init__.py").read_text())
+    typed = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.If)
+             and "TYPE_CHECKING" in ast.unparse(node.test) for stmt in node.body for alias in stmt.names}
+    eager = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert {"SchedpkiHandle", "LoginError", "Double", "IssuedCertificate"} <= typed
+    assert set(pytest_schedpki.__all__) <= typed | eager  # a checker sees every exported name's real class
+    from pytest_schedpki.handle import SchedpkiHandle
+    from pytest_schedpki.sso_testing import LoginError
+
+    assert (pytest_schedpki.SchedpkiHandle, pytest_schedpki.LoginError) == (SchedpkiHandle, LoginError)
+
+
+def test_assertion_helpers_hide_their_own_frames_and_count_in_english(pytester):
+    pytester.makepyfile(
+        """
+        import requests
+
+        def test_missing_certificates(schedpki):
+            schedpki.factories.secrets.root_issuer()
+            schedpki.factories.secrets.role("web")
+            requests.post(schedpki.secrets.url + "/v1/pki/issue/web", headers={"X-Vault-Token": "root"},
+                          json={"common_name": "a.example.com"})
+            schedpki.certs.assert_issued(count=2, common_name="a.example.com")
+
+        def test_one_certificate(schedpki):
+            schedpki.certs.assert_issued(count=1, common_name="b.example.com")
+
+        def test_no_request(schedpki):
+            schedpki.journal.assert_request_made("GET", "/v1/sys/health")
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=3)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "E *AssertionError: expected 2 certificates matching {'common_name': 'a.example.com'}; found 1",
+        "E *AssertionError: expected 1 certificate matching {'common_name': 'b.example.com'}; found 0",
+        "E *the mounts hold 0 certificates",
+        "E *AssertionError: expected at least 1 request GET /v1/sys/health, found 0",
+    ])
+    assert "near miss" not in out  # the one match is not listed again as a near miss
+    for helper_line in ("found = self.find(**criteria)", "raise AssertionError", "wanted = ", "lines = ["):
+        assert helper_line not in out  # the helpers' own source is not printed before the message
+    assert "certificate(s)" not in out and "request(s)" not in out
+
+
+def test_verify_chain_accepts_a_serial_number(schedpki):
+    import requests
+
+    schedpki.factories.secrets.root_issuer()
+    schedpki.factories.secrets.role("web")
+    issued = requests.post(schedpki.secrets.url + "/v1/pki/issue/web", headers={"X-Vault-Token": "root"},
+                           json={"common_name": "a.example.com"}).json()["data"]
+    serial = issued["serial_number"]  # colon hex, as Vault writes it
+    assert ":" in serial
+    for spelling in (serial, serial.replace(":", ""), serial.replace(":", "").upper()):
+        chain = schedpki.certs.verify_chain(spelling)
+        assert [c.subject.rfc4514_string() for c in chain] == ["CN=a.example.com", "CN=schedpki Test Root CA"]
+    assert schedpki.certs.find(serial_number=serial.replace(":", "").upper())[0].serial_number == serial
+    with pytest.raises(AssertionError, match="no certificate with serial '0a:0b' in the PKI mounts"):
+        schedpki.certs.verify_chain("0a:0b")
+    with pytest.raises(AssertionError, match="neither a PEM certificate nor a serial number"):
+        schedpki.certs.verify_chain("not a serial")
