@@ -114,6 +114,7 @@ def test_handle_seed_resolves_a_relative_path_against_the_test_file(pytester):
 def test_the_package_is_typed_and_names_its_public_classes_for_type_checkers():
     import ast
     import pathlib
+
     import tomllib
 
     import pytest_schedpki
