@@ -185,3 +185,24 @@ def test_verify_chain_accepts_a_serial_number(schedpki):
         schedpki.certs.verify_chain("0a:0b")
     with pytest.raises(AssertionError, match="neither a PEM certificate nor a serial number"):
         schedpki.certs.verify_chain("not a serial")
+
+
+def test_the_journal_matches_put_and_post_as_the_same_write(schedpki):
+    import hvac
+    import requests
+
+    url, root = schedpki.secrets.url, {"X-Vault-Token": "root"}
+    hvac.Client(url=url, token="root").sys.enable_secrets_engine("kv", path="kv1")  # hvac writes with POST
+    requests.put(url + "/v1/kv1/app", headers=root, json={"a": "1"})  # as `bao write` / `bao kv put` send it
+    requests.post(url + "/v1/kv1/app", headers=root, json={"a": "2"})
+    assert [e.method for e in schedpki.journal.find(path="/v1/kv1/app")] == ["PUT", "POST"]  # kept literally
+    assert len(schedpki.journal.assert_request_made("POST", "/v1/kv1/app", count=2)) == 2
+    assert len(schedpki.journal.assert_request_made("put", "/v1/kv1/app", count=2)) == 2
+    schedpki.journal.assert_request_made("PUT", "/v1/sys/mounts/kv1", count=1)
+    schedpki.journal.assert_no_request("GET", "/v1/kv1/app")
+    # Nomad's ACL write endpoints accept PUT and POST alike (command/agent/acl_endpoint.go)
+    body = {"Name": "x", "Type": "JWT", "TokenLocality": "local", "MaxTokenTTL": "1h",
+            "Config": {"JWKSURL": "https://idp.example.com/jwks", "BoundAudiences": ["nomad"]}}
+    assert requests.put(schedpki.scheduler.url + "/v1/acl/auth-method", headers=schedpki.scheduler.headers(),
+                        json=body).status_code == 200
+    schedpki.journal.assert_request_made("POST", "/v1/acl/auth-method", service="scheduler", count=1)
