@@ -124,6 +124,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    check_ini(config)  # once, before any test: a mistake stops the session with one clear message
     # before any test can freeze time, in every process (xdist workers run this hook too)
     warm_up_datetime_types()
     config.addinivalue_line(
@@ -163,6 +164,44 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     )
 
 
+_WHOLE_NUMBERS = ("schedpki_rsa_key_pool", "schedpki_journal_max_entries", "schedpki_journal_max_bytes")
+_TRUTH = "true or false (also yes/no, on/off, 1/0)"
+
+
+def check_ini(config: pytest.Config) -> None:
+    """Refuse, once at session start, a ``schedpki_*`` ini option that is not one (naming the closest
+    valid name, :mod:`difflib`) or a value the option cannot take (naming the option and its valid
+    values): ``pytest.UsageError``, so pytest stops with ``ERROR: ...`` and exit status 4 instead of
+    starting an empty double or failing every test with the same error."""
+    import difflib
+
+    inidict = config._parser._inidict  # pytest's registry of ini options (what --strict-config reads)
+    known = sorted(name for name in inidict if name.startswith("schedpki_"))
+    unknown_keys = getattr(config, "_get_unknown_ini_keys", lambda: set(config.inicfg) - set(inidict))()
+    for name in sorted(k for k in unknown_keys if k.startswith("schedpki")):
+        prefix = len("schedpki_")  # compared without the prefix they share, which would make any name close
+        close = difflib.get_close_matches(name[prefix:], [k[prefix:] for k in known], n=1, cutoff=0.6)
+        raise pytest.UsageError(f"unknown ini option {name!r}"
+                                + (f": did you mean 'schedpki_{close[0]}'?" if close else "")
+                                + f" (pytest-schedpki's options: {', '.join(known)})")
+    for name in known:
+        if inidict[name][1] == "bool":
+            try:
+                config.getini(name)
+            except ValueError:
+                raise pytest.UsageError(f"ini option {name} must be {_TRUTH}, got {_raw_ini(config, name)!r}") from None
+    for name in _WHOLE_NUMBERS:
+        value = _int_or_none(config.getini(name), name)
+        if value is not None and value < 0:
+            raise pytest.UsageError(f"ini option {name} must be a whole number >= 0, got {value}")
+    _transport(_option(config, "schedpki_transport"))
+
+
+def _raw_ini(config: pytest.Config, name: str) -> object:
+    value = config.inicfg.get(name)
+    return getattr(value, "value", value)  # pytest 9 keeps a ConfigValue, earlier versions the text
+
+
 def _option(config: pytest.Config, name: str) -> str:
     """The command-line option ``--name-with-dashes`` if given, else the ini option ``name``."""
     value = config.getoption(name)
@@ -187,7 +226,7 @@ def _int_or_none(text: str, name: str) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise pytest.UsageError(f"ini option {name} must be a whole number, got {text!r}") from None
+        raise pytest.UsageError(f"ini option {name} must be a whole number >= 0, got {text!r}") from None
 
 
 @pytest.fixture(scope="session")

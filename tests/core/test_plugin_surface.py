@@ -206,3 +206,22 @@ def test_the_journal_matches_put_and_post_as_the_same_write(schedpki):
     assert requests.put(schedpki.scheduler.url + "/v1/acl/auth-method", headers=schedpki.scheduler.headers(),
                         json=body).status_code == 200
     schedpki.journal.assert_request_made("POST", "/v1/acl/auth-method", service="scheduler", count=1)
+
+
+@pytest.mark.parametrize("ini, message", [
+    ("schedpki_tsl = true", "ERROR: unknown ini option 'schedpki_tsl': did you mean 'schedpki_tls'? "
+                            "(pytest-schedpki's options: schedpki_control_token, *)"),
+    ("schedpki_frobnicate = 1", "ERROR: unknown ini option 'schedpki_frobnicate' (pytest-schedpki's options: *"),
+    ("schedpki_tls = yes please", "ERROR: ini option schedpki_tls must be true or false (also yes/no, on/off, 1/0), "
+                                  "got 'yes please'"),
+    ("schedpki_journal_max_entries = lots", "ERROR: ini option schedpki_journal_max_entries must be a whole number "
+                                            ">= 0, got 'lots'"),
+    ("schedpki_rsa_key_pool = -1", "ERROR: ini option schedpki_rsa_key_pool must be a whole number >= 0, got -1"),
+])
+def test_an_ini_mistake_stops_the_session_once_at_start(pytester, ini, message):
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile("def test_a(schedpki):\n    pass\n\ndef test_b(schedpki):\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert result.stderr.str().count("ERROR:") == 1 and "test_a" not in result.stdout.str()
