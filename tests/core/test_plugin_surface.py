@@ -225,3 +225,56 @@ def test_an_ini_mistake_stops_the_session_once_at_start(pytester, ini, message):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert result.stderr.str().count("ERROR:") == 1 and "test_a" not in result.stdout.str()
+
+
+def test_get_control_root_lists_the_endpoints_behind_the_same_guards(schedpki):
+    import requests
+
+    from pytest_schedpki import Double
+
+    listed = requests.get(schedpki.secrets.url + "/_schedpki/")
+    assert listed.status_code == 200 and listed.headers["Content-Type"] == "application/json"
+    endpoints = {e["path"]: e for e in listed.json()["endpoints"]}
+    assert {"/_schedpki/reset", "/_schedpki/seed", "/_schedpki/clock", "/_schedpki/faults", "/_schedpki/journal",
+            "/_schedpki/oidc/users", "/_schedpki/keypool"} <= set(endpoints)
+    assert endpoints["/_schedpki/faults"]["methods"] == ["GET", "POST", "DELETE"]
+    assert all(set(e) == {"methods", "path", "body", "effect"} for e in endpoints.values())
+    assert requests.get(schedpki.scheduler.url + "/_schedpki/").json() == listed.json()
+    guarded = Double(control_token="ctl-secret").start()
+    try:
+        refused = requests.get(guarded.secrets_url + "/_schedpki/")
+        assert refused.status_code == 403
+        allowed = requests.get(guarded.secrets_url + "/_schedpki/", headers={"X-Schedpki-Control-Token": "ctl-secret"})
+        assert allowed.json() == listed.json()
+    finally:
+        guarded.stop()
+
+
+def test_log_requests_lines_carry_the_token_kind_and_the_duration(caplog):
+    import logging
+    import re
+
+    import requests
+
+    from pytest_schedpki import Double
+
+    double = Double(management_token="mgmt-SECRET-1", root_token="root-SECRET-2").start(log_requests=True)
+    try:
+        with caplog.at_level(logging.INFO, logger="werkzeug"):
+            v, s = double.secrets_url, double.scheduler_url
+            requests.get(v + "/v1/sys/health")
+            child = requests.post(v + "/v1/auth/token/create", headers={"X-Vault-Token": "root-SECRET-2"},
+                                  json={"policies": ["default"]}).json()["auth"]["client_token"]
+            requests.get(v + "/v1/auth/token/lookup-self", headers={"X-Vault-Token": child})
+            requests.get(v + "/v1/sys/mounts", headers={"X-Vault-Token": "bogus-SECRET-3"})
+            requests.get(s + "/v1/acl/auth-methods", headers={"X-Nomad-Token": "mgmt-SECRET-1"})
+            requests.get(s + "/v1/acl/auth-methods")
+    finally:
+        double.stop()
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", r.getMessage())  # werkzeug colours 4xx lines
+             for r in caplog.records if r.name == "werkzeug" and '"' in r.getMessage()]
+    kinds = [re.search(r'"(\w+) (\S+) HTTP/1.1" (\d+) - token=(\w+) \d+\.\dms$', line).groups() for line in lines]
+    assert kinds == [("GET", "/v1/sys/health", "200", "none"), ("POST", "/v1/auth/token/create", "200", "root"),
+                     ("GET", "/v1/auth/token/lookup-self", "200", "service"), ("GET", "/v1/sys/mounts", "403", "invalid"),
+                     ("GET", "/v1/acl/auth-methods", "200", "management"), ("GET", "/v1/acl/auth-methods", "200", "none")]
+    assert not any(secret in "\n".join(lines) for secret in ("SECRET", child))
