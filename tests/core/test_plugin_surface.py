@@ -278,3 +278,29 @@ def test_log_requests_lines_carry_the_token_kind_and_the_duration(caplog):
                      ("GET", "/v1/auth/token/lookup-self", "200", "service"), ("GET", "/v1/sys/mounts", "403", "invalid"),
                      ("GET", "/v1/acl/auth-methods", "200", "management"), ("GET", "/v1/acl/auth-methods", "200", "none")]
     assert not any(secret in "\n".join(lines) for secret in ("SECRET", child))
+
+
+def test_the_help_texts_and_the_banner_name_the_whole_scope(pytester):
+    import subprocess
+    import sys
+
+    from pytest_schedpki import cli
+
+    for args in ([], ["serve", "--help"]):
+        text = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli", *args], capture_output=True, text=True,
+                              timeout=30).stdout
+        for scope in ("ACL auth methods, binding rules, policies, roles, tokens, JWT/OIDC login",
+                      "PKI, KV v1/v2, AppRole, token store, policies", "GET /_schedpki/ lists them"):
+            assert scope in text, (args, scope)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", "--scheduler-port", "0",
+                             "--secrets-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = [proc.stdout.readline().rstrip("\n") for _ in range(2)]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert banner[0].startswith(f"schedpki: scheduler ({cli.SCHEDULER_SCOPE}) on http://127.0.0.1:")
+    assert banner[1].startswith(f"schedpki: secrets ({cli.SECRETS_SCOPE}) on http://127.0.0.1:")
+    help_text = pytester.runpytest("--help").stdout.str()
+    main, upstream = help_text.index("pytest-schedpki: test double"), help_text.index("pytest-schedpki upstream mode")
+    assert main < help_text.index("--schedpki-transport") < upstream < help_text.index("--schedpki-upstream=")
