@@ -16,6 +16,7 @@ from .scheduler.encode import method_to_dict
 from .scheduler.model import sanitize
 from .scheduler.sso.objects import Policy, Role, policy_to_dict, role_to_dict
 from .scheduler.sso.rules import BindingRule, rule_to_dict
+from .secrets.framework.logical import LogicalError
 from .secrets.http import dispatch
 from .sso_testing import idp_public_key_pem
 
@@ -160,10 +161,18 @@ class SecretsFactories:
 
     def role(self, name: str = "test", mount: str = "pki", **params: Any) -> dict[str, Any]:
         """Create role ``name`` on ``mount`` (defaults: allowed_domains ``example.com`` with subdomains
-        and bare domains, EC P-256 keys, ttl 1h, max_ttl 24h). Returns the role as the API echoes it."""
+        and bare domains, EC P-256 keys, ttl 1h, max_ttl 24h). Returns the role as the API echoes it.
+        Without a PKI mount at ``mount``: LogicalError 404 whose text names the missing mount and the
+        factories that create it (:meth:`mount`, :meth:`root_issuer`)."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.mounts:
+            raise LogicalError(404, [
+                f"no handler for route \"{mount}/roles/{name}\": there is no mount at {mount}/ - create it first with "
+                f"schedpki.factories.secrets.mount({mount!r}) (or .root_issuer(mount={mount!r}), which also makes "
+                f"a root CA), or a seed's secrets.mounts entry"])
         body = {"allowed_domains": ["example.com"], "allow_subdomains": True, "allow_bare_domains": True,
                 "key_type": "ec", "key_bits": 256, "ttl": "1h", "max_ttl": "24h", **params}
-        return self._call("update", f"{mount.strip('/')}/roles/{name}", body).data
+        return self._call("update", f"{mount}/roles/{name}", body).data
 
     def policy(self, name: str, text: str) -> dict[str, Any]:
         """Write ACL policy ``name`` (HCL or JSON text); returns it as ``GET sys/policies/acl/:name``."""

@@ -304,3 +304,17 @@ def test_the_help_texts_and_the_banner_name_the_whole_scope(pytester):
     help_text = pytester.runpytest("--help").stdout.str()
     main, upstream = help_text.index("pytest-schedpki: test double"), help_text.index("pytest-schedpki upstream mode")
     assert main < help_text.index("--schedpki-transport") < upstream < help_text.index("--schedpki-upstream=")
+
+
+def test_a_pki_role_factory_without_its_mount_names_the_mount_and_how_to_make_it(schedpki):
+    from pytest_schedpki.secrets.framework.logical import LogicalError
+
+    with pytest.raises(LogicalError) as err:
+        schedpki.factories.secrets.role("web", mount="pki_missing")
+    assert err.value.status == 404
+    assert err.value.errors == [
+        'no handler for route "pki_missing/roles/web": there is no mount at pki_missing/ - create it first with '
+        "schedpki.factories.secrets.mount('pki_missing') (or .root_issuer(mount='pki_missing'), which also makes "
+        "a root CA), or a seed's secrets.mounts entry"]
+    schedpki.factories.secrets.mount("pki_missing")
+    assert schedpki.factories.secrets.role("web", mount="pki_missing")["allowed_domains"] == ["example.com"]
