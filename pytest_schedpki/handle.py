@@ -79,10 +79,16 @@ class SchedpkiHandle:
         A relative path is resolved as the marker's ``seed=`` is: against the folder of the test file
         (the current directory only when the handle has no test file); ``"default"`` names the
         packaged seed. Raises SeedError naming the file (the absolute path tried), entry and problem."""
+        self.double.seed(self.resolve_seed(seed))
+
+    def resolve_seed(self, seed: str | os.PathLike | dict[str, Any]) -> str | os.PathLike | dict[str, Any]:
+        """``seed`` with a relative path made absolute against the folder of :attr:`test_path` (the
+        test file; the current directory when ``None``); mappings, absolute paths and ``"default"``
+        unchanged."""
         if isinstance(seed, (str, os.PathLike)) and not is_default_seed(seed) and not os.path.isabs(seed):
             base = os.path.dirname(self.test_path) if self.test_path else os.getcwd()
-            seed = os.path.join(base, seed)
-        self.double.seed(seed)
+            return os.path.join(base, seed)
+        return seed
 
     def set_lag(self, lag: float | datetime.timedelta | None) -> None:
         """Replication lag of the scheduler's local region: seconds or a timedelta on the double's

@@ -312,12 +312,13 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
         markers = list(reversed(list(request.node.iter_markers("schedpki"))))
         for marker in markers:
             _apply_marker(schedpki_double, marker.kwargs, request)
-        handle = SchedpkiHandle(schedpki_double, test_path=str(request.node.path))
+        handle = SchedpkiHandle(schedpki_double)
         if schedpki_shadow is not None:
             from .upstream.shadow_run import shadow_handle
 
             schedpki_shadow.begin_test([seed for marker in markers for seed in _marker_seeds(marker.kwargs, request)])
             handle = shadow_handle(schedpki_shadow)
+    handle.test_path = str(request.node.path)  # schedpki.seed("x.yaml") resolves as the marker's seed=
     yield handle
     if schedpki_shadow is not None:
         failure = schedpki_shadow.report(schedpki_shadow.finish_test(), request.node.nodeid)
