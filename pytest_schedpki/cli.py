@@ -108,16 +108,31 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+SCHEDULER_SCOPE = "Nomad API: ACL auth methods, binding rules, policies, roles, tokens, JWT/OIDC login"
+SECRETS_SCOPE = "OpenBao/Vault API: PKI, KV v1/v2, AppRole, token store, policies"
+DESCRIPTION = ("A test double of two HTTP APIs, for tests in any language:\n"
+               f"  scheduler  {SCHEDULER_SCOPE}\n"
+               f"             (with a built-in OIDC identity provider at /idp)\n"
+               f"  secrets    {SECRETS_SCOPE}\n"
+               "Control endpoints under /_schedpki/ (GET /_schedpki/ lists them) reset, seed, move the clock, "
+               "inject faults\nand read the request journal.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="schedpki", description="Test double of Nomad ACL auth methods and the OpenBao/Vault PKI engine",
+        prog="schedpki", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
                "  schedpki serve              both services on 127.0.0.1:4646 and :8200, seeded with a PKI mount\n"
+               "                              (root CA, role example-dot-com), secret/ (KV v2) and an OIDC auth method\n"
                "  schedpki serve --help       every option of serve")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    serve = sub.add_parser("serve", help="run both services until interrupted")
+    serve = sub.add_parser(
+        "serve", help="run both services until interrupted",
+        description=DESCRIPTION + "\n\nserve runs both until SIGINT or SIGTERM and prints their addresses and "
+                                  "ready-to-paste\nNOMAD_*/VAULT_*/BAO_* environment lines.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     serve.add_argument("--scheduler-port", type=int, default=4646, help="scheduler (Nomad API) port; 0 = any free port (default 4646)")
     serve.add_argument("--secrets-port", type=int, default=8200, help="secrets (OpenBao/Vault API) port; 0 = any free port (default 8200)")
@@ -130,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve HTTPS with the double's own CA (valid 2000-2999); prints VAULT_CACERT etc.")
     serve.add_argument("--enterprise", action="store_true",
                        help="emulate Vault Enterprise PKI features (external-policy paths, cert_metadata); see docs/enterprise.md")
-    serve.add_argument("--log-requests", action="store_true", help="print one line per request to stderr")
+    serve.add_argument("--log-requests", action="store_true",
+                       help="print one line per request to stderr: method, path, status, the kind of token "
+                            "(root, service, management, client, none...; never the token) and the time taken")
     serve.add_argument("--rsa-key-pool", type=int, metavar="N",
                        help="RSA-2048 keys kept pre-generated in the background (default 4, or $SCHEDPKI_RSA_KEY_POOL; 0 = none)")
     serve.add_argument("--cpu", type=int, metavar="N",
@@ -230,8 +247,8 @@ def serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    print(f"schedpki: scheduler (Nomad ACL auth methods API) on {double.scheduler_url}")
-    print(f"schedpki: secrets (OpenBao/Vault PKI API) on {double.secrets_url}")
+    print(f"schedpki: scheduler ({SCHEDULER_SCOPE}) on {double.scheduler_url}")
+    print(f"schedpki: secrets ({SECRETS_SCOPE}) on {double.secrets_url}")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
     print("\n".join(env_lines(double, material.ca_path if material else None)))

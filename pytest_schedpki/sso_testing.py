@@ -37,11 +37,14 @@ class LoginError(AssertionError):
 @dataclass
 class SchedulerHandle:
     """The scheduler as a test sees it: ``url`` (no ``/v1``), ``token`` (management secret), ``state``
-    (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and the SSO helpers."""
+    (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and the SSO helpers. ``ssl_context``
+    (an ``ssl.SSLContext`` trusting the double's CA, ``None`` over plain HTTP) is what the helpers'
+    own HTTPS requests verify the listener with."""
 
     url: str
     token: str
     state: Any
+    ssl_context: Any = None
 
     def headers(self) -> dict[str, str]:
         """``{"X-Nomad-Token": token}``."""
@@ -82,19 +85,22 @@ class SchedulerHandle:
 
     # -- logins ---------------------------------------------------------------------------------------
     def _post(self, path: str, body: dict) -> dict:
+        __tracebackhide__ = True  # a LoginError shows the test's line
         request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=30) as resp:  # noqa: S310 - the double's own URL
+            with urllib.request.urlopen(request, timeout=30, context=self.ssl_context) as resp:  # noqa: S310
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raise LoginError(exc.code, exc.read().decode("utf-8", "replace")) from None
 
     def login(self, method: str, login_token: str) -> dict:
         """``POST /v1/acl/login``; returns the token JSON (with ``SecretID``). Raises :class:`LoginError`."""
+        __tracebackhide__ = True
         return self._post("/v1/acl/login", {"AuthMethodName": method, "LoginToken": login_token})
 
     def login_jwt(self, method: str, claims: dict | None = None, **jwt_kwargs) -> dict:
         """Mint a JWT for ``method`` with ``claims`` (:meth:`jwt`) and log in with it."""
+        __tracebackhide__ = True
         return self.login(method, self.jwt(method, claims, **jwt_kwargs))
 
     def set_oidc_user(self, name: str, claims: dict, default: bool = True) -> None:
@@ -107,6 +113,7 @@ class SchedulerHandle:
         """The whole ``nomad login -method=<oidc method>`` flow against the built-in IdP: auth-url,
         the browser's authorize step (user ``user``, or a user holding ``claims``), complete-auth.
         Returns the token JSON; raises :class:`LoginError` with Nomad's answer."""
+        __tracebackhide__ = True
         if claims is not None:
             user = user or "schedpki-user"
             self.set_oidc_user(user, claims, default=False)
@@ -119,7 +126,9 @@ class SchedulerHandle:
             def redirect_request(self, *args, **kwargs):
                 return None
         try:
-            urllib.request.build_opener(_NoRedirect).open(url, timeout=30)  # noqa: S310
+            handlers = [_NoRedirect] + ([urllib.request.HTTPSHandler(context=self.ssl_context)]
+                                        if self.ssl_context is not None else [])
+            urllib.request.build_opener(*handlers).open(url, timeout=30)  # noqa: S310
             raise LoginError(0, "the identity provider did not redirect")
         except urllib.error.HTTPError as exc:
             if exc.code != 302:
@@ -141,6 +150,7 @@ class SchedulerHandle:
         """Assert what a token (its JSON or SecretID) grants: ``policies`` (compared as sets, the
         order of bound rules aside), ``roles`` (role **names**), ``type`` and ``global_``. The message
         shows the token's actual grants."""
+        __tracebackhide__ = True
         secret = token["SecretID"] if isinstance(token, dict) else token
         record = self.state.get_token(secret)
         assert record is not None, f"no ACL token with SecretID {secret!r}"

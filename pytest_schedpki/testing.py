@@ -116,13 +116,16 @@ class CertificateInspector:
     def assert_issued(self, count: int | None = None, **criteria: Any) -> IssuedCertificate:
         """Assert certificates matching ``criteria`` exist (exactly ``count`` if given); returns the
         newest. The AssertionError lists near misses: certificates matching some of the criteria."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this helper's source
         found = self.find(**criteria)
         if found and (count is None or len(found) == count):
             return found[-1]
-        raise AssertionError(self._message(f"expected {count if count is not None else 'a'} certificate(s)", criteria, found))
+        wanted = "a certificate" if count is None else _count(count, "certificate")
+        raise AssertionError(self._message(f"expected {wanted}", criteria, found))
 
     def assert_revoked(self, **criteria: Any) -> IssuedCertificate:
         """Assert a certificate matching ``criteria`` exists and is revoked; returns it."""
+        __tracebackhide__ = True
         found = self.find(**criteria)
         revoked = [c for c in found if c.revoked]
         if revoked:
@@ -131,6 +134,7 @@ class CertificateInspector:
 
     def assert_not_revoked(self, **criteria: Any) -> IssuedCertificate:
         """Assert a certificate matching ``criteria`` exists and none of the matches is revoked."""
+        __tracebackhide__ = True
         found = self.find(**criteria)
         if found and not any(c.revoked for c in found):
             return found[-1]
@@ -139,11 +143,12 @@ class CertificateInspector:
     def _message(self, what: str, criteria: dict[str, Any], found: list[IssuedCertificate]) -> str:
         lines = [f"{what} matching {criteria}; found {len(found)}"]
         lines += ["  match:     " + c.describe() for c in found]
-        near = [c for c in self.all() if c not in found and any(_matches(c, k, v) for k, v in criteria.items())]
+        matched = {(c.mount, c.serial_number) for c in found}
+        near = [c for c in self.all() if (c.mount, c.serial_number) not in matched and any(_matches(c, k, v) for k, v in criteria.items())]
         lines += ["  near miss: " + c.describe() for c in near[-10:]]
         if not found and not near:
             everything = self.all()
-            lines.append(f"  the mounts hold {len(everything)} certificate(s)" + (":" if everything else ""))
+            lines.append(f"  the mounts hold {_count(len(everything), 'certificate')}" + (":" if everything else ""))
             lines += ["  " + c.describe() for c in everything[-10:]]
         return "\n".join(lines)
 
@@ -155,8 +160,14 @@ class CertificateInspector:
     def verify_chain(self, certificate: IssuedCertificate | x509.Certificate | str, mount: str | None = None,
                      at: datetime.datetime | None = None) -> list[x509.Certificate]:
         """Verify ``certificate`` up to a self-signed issuer held by the mounts, at time ``at`` (default:
-        the double's clock). Returns the chain (leaf first). Raises AssertionError naming the link that
-        fails: signature (``verify_directly_issued_by``), validity at ``at``, or no issuer found."""
+        the double's clock). ``certificate`` is a record, a cryptography certificate, a PEM text or a
+        serial number of a certificate the mounts hold (colon hex as Vault writes it,
+        ``"1a:2b:..."``, or plain hex ``"1A2B..."``). Returns the chain (leaf first). Raises
+        AssertionError naming the link that fails: signature (``verify_directly_issued_by``),
+        validity at ``at``, or no issuer found; or no certificate with that serial."""
+        __tracebackhide__ = True
+        if isinstance(certificate, str) and "-----BEGIN" not in certificate:
+            certificate = self._by_serial(certificate, mount)
         if isinstance(certificate, IssuedCertificate):
             mount = mount or certificate.mount
             cert = certificate.certificate
@@ -182,6 +193,17 @@ class CertificateInspector:
                 raise AssertionError("chain longer than 10 certificates")
             chain.append(parent)
 
+    def _by_serial(self, serial: str, mount: str | None) -> IssuedCertificate:
+        __tracebackhide__ = True
+        if _serial_int(serial) is None:
+            raise AssertionError(f"{serial!r} is neither a PEM certificate nor a serial number (hex, with or "
+                                 "without colons)")
+        found = self.find(serial_number=serial, **({"mount": mount} if mount else {}))
+        if not found:
+            raise AssertionError(f"no certificate with serial {serial!r} in "
+                                 f"{'mount ' + mount if mount else 'the PKI mounts'}")
+        return found[-1]
+
     def _issuers(self, mount: str | None) -> list[x509.Certificate]:
         with self.service.lock:
             return [issuer.certificate for path, m in self.service.mounts.items()
@@ -198,9 +220,25 @@ def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     return True
 
 
+def _count(n: int, noun: str) -> str:
+    """``"1 certificate"``, ``"2 certificates"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _serial_int(text: Any) -> int | None:
+    """A serial number written as hex with or without ``:``/``-`` separators, as an integer (``None``
+    when it is not one)."""
+    digits = str(text).strip().replace(":", "").replace("-", "")
+    try:
+        return int(digits, 16) if digits else None
+    except ValueError:
+        return None
+
+
 def _matches(cert: IssuedCertificate, key: str, value: Any) -> bool:
     if key == "serial_number":
-        return cert.serial_number == str(value).strip().lower().replace("-", ":")
+        wanted = _serial_int(value)
+        return wanted is not None and wanted == _serial_int(cert.serial_number)
     if key == "common_name":
         return cert.common_name == value
     if key == "san":

@@ -57,6 +57,7 @@ class KvInspector:
 
     def assert_read(self, path: str, mount: str = "secret") -> KvAccess:
         """The last read of ``path`` on ``mount``; AssertionError listing what was read otherwise."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this helper's source
         found = self.events(mount, "read", path)
         if not found:
             raise AssertionError(f"{mount}/{path} was not read; reads: {self.reads() or 'none'}")
@@ -64,6 +65,7 @@ class KvInspector:
 
     def assert_not_read(self, path: str, mount: str = "secret") -> None:
         """AssertionError when ``path`` on ``mount`` was read."""
+        __tracebackhide__ = True
         if self.events(mount, "read", path):
             raise AssertionError(f"{mount}/{path} was read")
 

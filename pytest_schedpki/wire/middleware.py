@@ -26,6 +26,7 @@ from .connections import drop_connection
 
 CONTROL_PREFIX = "/_schedpki/"
 JOURNAL_BODY_LIMIT = 64 * 1024 * 1024  # bytes of a body the journal keeps; larger bodies are cut
+LOG_KIND = "schedpki.token_kind"  # environ key: the kind of token the access log shows
 
 
 class _Captured(io.RawIOBase):
@@ -117,22 +118,31 @@ class Instrumented:
 
     ``token_kind(headers)`` classifies the presented token for the journal; ``control`` is the
     WSGI app serving ``/_schedpki/...`` (or ``None``); ``default_content_type`` is used for canned
-    fault answers whose body is text (scheduler: plain text, secrets: JSON).
+    fault answers whose body is text (scheduler: plain text, secrets: JSON). ``log_kind(headers)``,
+    when given (``--log-requests``), classifies the token for the access log before the service runs
+    (kept in ``environ[LOG_KIND]``; never the token itself).
     """
 
     def __init__(self, service: str, app: Callable, journal: Journal, faults: FaultSet,
-                 token_kind: Callable[[dict[str, str]], str], control: Callable | None = None):
+                 token_kind: Callable[[dict[str, str]], str], control: Callable | None = None,
+                 log_kind: Callable[[Mapping], str] | None = None):
         self.service = service
         self.app = app
         self.journal = journal
         self.faults = faults
         self.token_kind = token_kind
         self.control = control
+        self.log_kind = log_kind
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if self.control is not None and path.startswith(CONTROL_PREFIX):
             return self.control(environ, start_response)
+        if self.log_kind is not None:
+            try:
+                environ[LOG_KIND] = self.log_kind(_EnvironHeaders(environ))
+            except Exception:  # noqa: BLE001 - classification must never break a request
+                environ[LOG_KIND] = "unknown"
         body = _Captured(get_input_stream(environ, max_content_length=None))
         environ["wsgi.input"] = body
         environ["wsgi.input_terminated"] = True

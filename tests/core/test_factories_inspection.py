@@ -58,7 +58,7 @@ def test_assert_issued_reports_near_misses(schedpki):
     with pytest.raises(AssertionError) as exc:
         schedpki.certs.assert_issued(common_name="b.example.com", role="web")
     text = str(exc.value)
-    assert text.startswith("expected a certificate(s) matching {'common_name': 'b.example.com', 'role': 'web'}; found 0")
+    assert text.startswith("expected a certificate matching {'common_name': 'b.example.com', 'role': 'web'}; found 0")
     assert "near miss: pki/" in text and "cn='a.example.com'" in text
     with pytest.raises(TypeError):
         schedpki.certs.find(colour="red")

@@ -35,7 +35,7 @@ def test_assert_request_made_shows_near_misses(schedpki):
     with pytest.raises(AssertionError) as exc:
         schedpki.journal.assert_request_made("POST", "/v1/sys/mounts/pki_b")
     message = str(exc.value)
-    assert message.startswith("expected at least 1 request(s) POST /v1/sys/mounts/pki_b, found 0")
+    assert message.startswith("expected at least 1 request POST /v1/sys/mounts/pki_b, found 0")
     assert "secrets POST /v1/sys/mounts/pki_a -> 204 token=root" in message
 
 
