@@ -163,6 +163,7 @@ def test_both_services_share_one_hcl1_parser():
     """HCL1 lives once, in the ``hcl/`` foundation; both services' policy decoders import it."""
     graph = import_graph()
     assert f"{HCL}.hcl1" in graph[f"{PKG}.secrets.policy_parser"]
+    assert f"{HCL}.hcl1" in graph[f"{PKG}.scheduler.acl.policy"]
     copies = sorted(m for m in graph if m.rsplit(".", 1)[-1].startswith("hcl1") and not _in(m, HCL))
     assert not copies, copies
 
