@@ -348,3 +348,22 @@ def test_valid_rules_are_stored_as_written(sched):
     rules = 'namespace "web-*" {\n  policy = "write"\n  capabilities = ["alloc-node-exec"]\n}\nnode { policy = "read" }'
     assert sched.post("/v1/acl/policy/web", json={"Name": "web", "Rules": rules}).status_code == 200
     assert sched.get("/v1/acl/policy/web").json()["Rules"] == rules
+
+
+@pytest.mark.parametrize(("label", "name"), [("a\\x41", "aA"), ("\\u0062-\\101", "b-A"), ("x\\t", "x\t"),
+                                             ("${a\\q}", "${a\\q}")])
+def test_labels_are_unquoted_with_hcls_escapes(label, name):
+    """HCL's ``Unquote``: Go's escapes outside ``${...}``, which is copied as written."""
+    rules = f'namespace "{label}" {{}}'
+    if name.replace("-", "").isalnum():
+        assert parse(rules).Namespaces == [ns(name)]
+    else:
+        with pytest.raises(PolicyError, match=r"^Invalid namespace name: "):
+            parse(rules)
+
+
+@pytest.mark.parametrize("label", ["\\q", "\\x4", "\\400", "\\U00110000"])
+def test_a_bad_escape_is_nomads_recovered_panic(label):
+    with pytest.raises(PolicyError) as caught:
+        parse(f'namespace "{label}" {{}}')
+    assert str(caught.value) == f'Failed to parse ACL Policy: invalid acl policy: unquote "{label}" err: invalid syntax'
