@@ -96,7 +96,8 @@ class SchedulerFactories:
         return rule_to_dict(self.state.binding_rules.upsert(rule).method)
 
     def policy(self, name: str, rules: str = "", description: str = "") -> dict[str, Any]:
-        """Create or overwrite ACL policy ``name`` (``Rules`` stored as given); returns its API JSON."""
+        """Create or overwrite ACL policy ``name``; returns its API JSON. ``rules`` are validated as
+        Nomad does (``acl.Parse``): bad rules raise ``SchedulerError`` 400 with Nomad's text."""
         self.state.acl.upsert_policy(Policy(name, description, rules))
         return policy_to_dict(self.state.acl.policies[name])
 

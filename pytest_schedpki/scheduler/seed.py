@@ -19,7 +19,7 @@ Schema::
       policies:                     # optional list (applied before roles and auth methods)
         - Name: eng
           Description: "engineers"  # optional
-          Rules: 'namespace "default" { policy = "write" }'   # optional; stored, not parsed
+          Rules: 'namespace "default" { policy = "write" }'   # optional; validated as Nomad does (acl.Parse)
       roles:                        # optional list
         - Name: devs
           Policies: [eng]           # policy names (or [{Name: eng}])

@@ -5,8 +5,8 @@
   ``sys/``, ``auth/<method>/`` or a mount's engine, OpenBao's envelope and errors;
 * ``system/`` - the ``sys/`` endpoints (health, status, seal, mounts, auth mounts, policies,
   wrapping, leases, capabilities, path help) and the token method's paths (create, renew, revoke,
-  roles); ``leases`` - the leases engines hand out; ``acl`` + ``policy_parser`` + ``hcl1`` - ACL
-  policies, HCL1 parsing with Go's texts, and their evaluation; ``seed`` - the ``secrets:`` section
+  roles); ``leases`` - the leases engines hand out; ``acl`` + ``policy_parser`` - ACL
+  policies (HCL1 parsed by the ``hcl/`` foundation) and their evaluation; ``seed`` - the ``secrets:`` section
   of a seed file (one walker, in-process or over HTTP); ``kv_inspection`` - what tests read and
   wrote in KV;
 * ``framework/`` - what every engine builds on (paths, fields, logical request/response, the
@@ -14,7 +14,7 @@
   per auth method.
 
 Imports point down: ``http``/``system``/``seed`` -> ``service`` -> ``engines.registry``, ``auth/``,
-``acl`` -> ``framework/`` -> ``golang/``, ``process/``, ``wire.bytes_response``. Engines and auth methods never
+``acl`` -> ``framework/`` -> ``golang/``, ``hcl/``, ``process/``, ``wire.bytes_response``. Engines and auth methods never
 import the service (they see it through ``framework.engine.EngineHost``). Never imports
 ``scheduler/`` or the double.
 """

@@ -11,7 +11,7 @@ JSON: ``{"path": {"pki/issue/+": {"capabilities": ["update"]}}}``.
 
 :func:`parse_policy` returns ``{pattern: set_of_capabilities}``; errors raise PolicyError with
 OpenBao's text: ``failed to parse policy: `` then HCL1's syntax error with its position
-(:mod:`.hcl1`), the unknown-key multierror (``invalid key "pth" on line 0``; top-level keys are
+(:mod:`pytest_schedpki.hcl.hcl1`), the unknown-key multierror (``invalid key "pth" on line 0``; top-level keys are
 ``name`` and ``path``, path blocks take :data:`PATH_KEYS`), HCL's decoding errors
 (``At 1:27: unknown slice type: *ast.LiteralType``) or the capability/policy checks.
 :func:`decode_policy_text` undoes the base64 encoding the policy endpoints accept.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..golang.duration import go_quote
-from . import hcl1, hcl1_json
+from ..hcl import hcl1, hcl1_json
 
 CAPABILITIES = {"create", "read", "update", "delete", "list", "sudo", "deny", "patch", "scan"}
 LEGACY_POLICY = {  # the pre-0.5 `policy = "..."` shorthand
@@ -204,7 +204,7 @@ def decode_policy_text(text: str) -> str:
 
 def parse_policy(text: str) -> dict[str, set[str]]:
     """``{path pattern: capabilities}`` of a policy text: HCL, or JSON when it starts with ``{``
-    (HCL1's test), read into the same tree (:mod:`.hcl1_json`) and checked the same way. Raises
+    (HCL1's test), read into the same tree (:mod:`pytest_schedpki.hcl.hcl1_json`) and checked the same way. Raises
     PolicyError."""
     return parse_policy_full(text)[0]
 

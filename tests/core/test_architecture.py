@@ -135,12 +135,15 @@ def test_no_import_cycle_between_modules():
 
 # (modules, modules they may import at all, even for types); None: no rule
 PROCESS = f"{PKG}.process"
+HCL = f"{PKG}.hcl"
 LAYERS = [
     (f"{PKG}.golang", {f"{PKG}.golang"}),
+    (HCL, {HCL, f"{PKG}.golang"}),
     (PROCESS, {PROCESS}),
     (f"{PKG}.wire", {f"{PKG}.wire", f"{PKG}.journal", f"{PKG}.faults", PROCESS}),
-    (f"{PKG}.scheduler", {f"{PKG}.scheduler", f"{PKG}.golang", f"{PKG}.clock", f"{PKG}.errors", PROCESS}),
-    (f"{PKG}.secrets", {f"{PKG}.secrets", f"{PKG}.golang", f"{PKG}.wire", f"{PKG}.clock", f"{PKG}.errors", PROCESS}),
+    (f"{PKG}.scheduler", {f"{PKG}.scheduler", f"{PKG}.golang", HCL, f"{PKG}.clock", f"{PKG}.errors", PROCESS}),
+    (f"{PKG}.scheduler.acl", {f"{PKG}.scheduler.acl", f"{PKG}.golang", HCL}),
+    (f"{PKG}.secrets", {f"{PKG}.secrets", f"{PKG}.golang", HCL, f"{PKG}.wire", f"{PKG}.clock", f"{PKG}.errors", PROCESS}),
     (f"{PKG}.secrets.auth", {f"{PKG}.secrets.auth", f"{PKG}.secrets.framework", f"{PKG}.golang", PROCESS}),
     (f"{PKG}.secrets.engines.pki", {PKI, f"{PKG}.secrets.framework", f"{PKG}.golang", PROCESS}),
     (f"{PKI}.codecs", {f"{PKI}.codecs", f"{PKG}.secrets.framework", f"{PKG}.golang", PROCESS}),
@@ -154,6 +157,15 @@ def test_each_layer_imports_only_what_its_docstring_allows(layer, allowed):
     wrong = sorted(f"{m} -> {t}" for m, targets in graph.items() if _in(m, layer)
                    for t in targets if not _in(t, *allowed))
     assert not wrong, wrong
+
+
+def test_both_services_share_one_hcl1_parser():
+    """HCL1 lives once, in the ``hcl/`` foundation; both services' policy decoders import it."""
+    graph = import_graph()
+    assert f"{HCL}.hcl1" in graph[f"{PKG}.secrets.policy_parser"]
+    assert f"{HCL}.hcl1" in graph[f"{PKG}.scheduler.acl.policy"]
+    copies = sorted(m for m in graph if m.rsplit(".", 1)[-1].startswith("hcl1") and not _in(m, HCL))
+    assert not copies, copies
 
 
 def test_framework_needs_no_service_engine_or_auth_method_at_run_time():

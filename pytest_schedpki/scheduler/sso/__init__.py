@@ -9,7 +9,7 @@ What lives here (one job per module):
 * ``claims`` (claims and binding) / ``jwt_validate`` / ``login`` - Nomad's ``lib/auth`` login algorithm;
 * ``http`` - the ``/v1/acl/binding-rule(s)``, ``policy``, ``role``, ``token`` and ``login`` routes.
 
-Imports: this package may import ``..model``, ``..tokens``, ``..blocking``, ``..replication``,
+Imports: this package may import ``..acl`` (policy rules), ``..model``, ``..tokens``, ``..blocking``, ``..replication``,
 ``..views``, ``...golang`` and ``...clock``; the scheduler state and HTTP skin import it, never the
 other way round (``store`` receives the state object it works for).
 """

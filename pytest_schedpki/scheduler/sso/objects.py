@@ -1,8 +1,8 @@
 """ACL policies, roles and tokens as login needs them (Nomad's ``structs.ACLPolicy``, ``ACLRole``,
 ``ACLToken``): records, validation, hashes and JSON (``reference §4, §9``).
 
-Policies keep ``Rules`` as the text given: the double does not parse Nomad's HCL policy language
-(``RulesJSON`` is always null; see docs/divergences.md).
+Policies keep ``Rules`` as the text given, parsed and validated on write as Nomad does
+(:mod:`..acl.policy`; ``RulesJSON`` is always null; see docs/divergences.md).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ...golang.duration import format_duration
 from ...golang.time import GoTime
+from ..acl.policy import PolicyError, parse
 from ..model import multierror_text
 from ..tokens import ACLToken
 
@@ -26,7 +27,7 @@ ROLE_FIELDS = {"ID": "string", "Name": "string", "Description": "string", "Polic
 
 @dataclass(frozen=True)
 class Policy:
-    """An ACL policy: ``Rules`` is HCL text (stored, not interpreted); ``Hash`` BLAKE2b-256."""
+    """An ACL policy: ``Rules`` is HCL text (stored as given, validated on write); ``Hash`` BLAKE2b-256."""
 
     Name: str = ""
     Description: str = ""
@@ -72,10 +73,14 @@ def token_hash(t: ACLToken) -> bytes:
 
 
 def validate_policy(p: Policy) -> str | None:
-    """``ACLPolicy.Validate`` (name and description; rules are not parsed): multierror text or None."""
+    """``ACLPolicy.Validate``: name, rules (``acl.Parse`` strict), description; multierror text or None."""
     errors = []
     if not VALID_NAME.fullmatch(p.Name):
         errors.append(f"invalid name '{p.Name}'")
+    try:
+        parse(p.Rules, strict=True)
+    except PolicyError as exc:
+        errors.append(f"failed to parse rules: {exc}")
     if len(p.Description.encode("utf-8")) > 256:
         errors.append("description longer than 256")
     return multierror_text(errors) if errors else None

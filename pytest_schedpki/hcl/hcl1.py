@@ -1,4 +1,4 @@
-"""HCL1 as OpenBao's policy parser reads it (``github.com/hashicorp/hcl`` v1): scanner and parser.
+"""HCL1 as the two upstreams' policy parsers read it (``github.com/hashicorp/hcl`` v1): scanner and parser.
 
 Written from the grammar and from the errors ``bao`` answers for hand-made mistakes, so that error
 texts and ``At line:column`` positions come out as OpenBao's. Columns follow Go's scanner: each
@@ -7,9 +7,14 @@ text scanned twice by the parser, lands one column further), and a position just
 is reported at the end of the previous line.
 
 :func:`parse` returns an :class:`ObjectList`; errors raise :class:`HclError` whose ``str()`` is
-OpenBao's text without the ``failed to parse policy: `` prefix (``At 1:12: object expected
-closing RBRACE got: EOF``). Scanner errors (``illegal char``, ``literal not terminated``,
-``comment not terminated``) win over parser errors, as in HCL1.
+HCL1's text (``At 1:12: object expected closing RBRACE got: EOF``; OpenBao prefixes it with
+``failed to parse policy: ``, Nomad with ``Failed to parse ACL Policy: ``). Scanner errors
+(``illegal char``, ``literal not terminated``, ``comment not terminated``) win over parser errors,
+as in HCL1.
+
+``nomad=True`` reads as Nomad's fork of the library (``v1.0.1-nomad-1``, ``hcl/parser/parser.go``
+``objectType``) does: an error inside an object whose last token read is its closing ``}`` is
+dropped and the items read so far are kept (``a { b = }`` then fails, if at all, on what follows).
 """
 
 from __future__ import annotations
@@ -193,7 +198,8 @@ class _Scanner:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, nomad: bool = False):
+        self.nomad = nomad
         self.scanner = _Scanner(text)
         self.tok = Token(EOF, "", 1, 1)
         self.buffered = False
@@ -220,6 +226,9 @@ class _Parser:
                 item = self.object_item()
             except _EofToken:
                 break
+            except HclError as exc:
+                exc.partial = node  # HCL1 returns the items read so far with the error
+                raise
             node.items.append(item)
             if self.scan().type != "COMMA":
                 self.unscan()
@@ -279,7 +288,12 @@ class _Parser:
 
     def object_type(self) -> ObjectList:
         lbrace = self.tok
-        node = self.object_list(True)
+        try:
+            node = self.object_list(True)
+        except HclError as exc:
+            if not (self.nomad and self.tok.type == "RBRACE"):
+                raise
+            node = exc.partial
         tok = self.scan()
         if tok.type != "RBRACE":
             raise HclError(f"At {tok.pos}: object expected closing RBRACE got: {tok.type}")
@@ -315,9 +329,10 @@ class _Parser:
                 raise HclError(f"At {tok.pos}: unexpected token while parsing list: {tok.type}")
 
 
-def parse(text: str) -> ObjectList:
-    """The top-level object list of an HCL1 text. Raises :class:`HclError`."""
-    parser = _Parser(text)
+def parse(text: str, nomad: bool = False) -> ObjectList:
+    """The top-level object list of an HCL1 text (``nomad``: as Nomad's fork reads it, see above).
+    Raises :class:`HclError`."""
+    parser = _Parser(text, nomad)
     try:
         root = parser.object_list(False)
     except HclError:

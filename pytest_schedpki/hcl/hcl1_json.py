@@ -1,6 +1,6 @@
 """The JSON form of an ACL policy as HCL1 reads it (``github.com/hashicorp/hcl`` v1, ``json/parser``):
 a policy text starting with ``{`` is parsed as JSON into the same tree as HCL (:mod:`.hcl1` nodes), so
-that the policy checks of :mod:`.policy_parser` run on it unchanged.
+that each service's policy checks (``secrets.policy_parser``, ``scheduler.acl.policy``) run on it unchanged.
 
 What HCL1's JSON parser does, and this module with it:
 
@@ -37,9 +37,10 @@ def _token(kind: str, text: str) -> hcl1.Token:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, trailing_commas: bool = False):
         self.text = text
         self.at = 0
+        self.trailing_commas = trailing_commas
 
     def _skip(self) -> None:
         self.at = _WS.match(self.text, self.at).end()
@@ -99,6 +100,10 @@ class _Parser:
             self._skip()
             if self.text.startswith(",", self.at):
                 self.at += 1
+                self._skip()
+                if self.trailing_commas and self.text.startswith("}", self.at):
+                    self.at += 1
+                    return hcl1.ObjectList(items, _token("LBRACE", "{"))
                 continue
             if self.text.startswith("}", self.at):
                 self.at += 1
@@ -117,6 +122,10 @@ class _Parser:
             self._skip()
             if self.text.startswith(",", self.at):
                 self.at += 1
+                self._skip()
+                if self.trailing_commas and self.text.startswith("]", self.at):
+                    self.at += 1
+                    return hcl1.ListNode(items, _token("LBRACK", "["))
                 continue
             if self.text.startswith("]", self.at):
                 self.at += 1
@@ -152,10 +161,12 @@ def _flatten_values(node: Any) -> None:
             _flatten_values(element)
 
 
-def parse(text: str) -> hcl1.ObjectList:
+def parse(text: str, trailing_commas: bool = False) -> hcl1.ObjectList:
     """The root object of a JSON policy text (which starts with ``{``), flattened as HCL1 does.
-    Raises :class:`~.hcl1.HclError` for text that is not JSON."""
-    parser = _Parser(text)
+    Raises :class:`~.hcl1.HclError` for text that is not JSON. ``trailing_commas``: a comma before
+    an object's ``}`` or a list's ``]`` is accepted, as HCL1's JSON parser accepts it (Nomad's own
+    policy tests write them; the secrets side keeps the strict default, see docs/divergences.md)."""
+    parser = _Parser(text, trailing_commas)
     parser._skip()
     root = parser.object()
     root.items = _flatten(root.items)

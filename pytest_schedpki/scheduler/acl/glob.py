@@ -1,0 +1,56 @@
+"""Wildcard names in Nomad's ACL (``github.com/ryanuber/go-glob`` ``Glob``, and ``acl/acl.go``
+``findClosestMatchingGlob``).
+
+:func:`glob` matches ``*`` as any run of characters, each literal part found at its first place
+left to right. :func:`closest` picks, among the wildcard names that match, the one with the
+smallest ``len(name) - len(pattern) + count("*")`` (lengths in UTF-8 bytes, as Go counts them);
+ties go as Go's ``sort.SliceStable`` with the ``<=`` comparison Nomad writes leaves them (of the
+first 20 matches in byte order, the last one).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ...golang.sort import slice_stable
+
+T = TypeVar("T")
+
+
+def glob(pattern: str, subject: str) -> bool:
+    """``glob.Glob(pattern, subject)``."""
+    if pattern == "":
+        return subject == ""
+    if pattern == "*":
+        return True
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return subject == pattern
+    leading, trailing = pattern.startswith("*"), pattern.endswith("*")
+    end = len(parts) - 1
+    for i in range(end):
+        at = subject.find(parts[i])
+        if i == 0:
+            if not leading and at != 0:
+                return False
+        elif at < 0:
+            return False
+        subject = subject[at + len(parts[i]):]
+    return trailing or subject.endswith(parts[end])
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def closest(patterns: dict[str, T], name: str) -> T | None:
+    """``findClosestMatchingGlob`` over ``{wildcard pattern: value}``: the value of the closest
+    matching pattern, or ``None`` when none matches."""
+    matches = [(pattern, _size(name) - _size(pattern) + pattern.count("*"), value)
+               for pattern, value in sorted(patterns.items(), key=lambda kv: kv[0].encode("utf-8", "surrogatepass"))
+               if glob(pattern, name)]
+    if not matches:
+        return None
+    if len(matches) > 1:
+        slice_stable(matches, lambda x, y: x[1] <= y[1])
+    return matches[0][2]
