@@ -192,3 +192,23 @@ def test_the_scheduler_side_against_a_running_agent(pytester):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
+
+
+@needs_bao
+def test_bao_starts_on_another_port_when_its_port_was_taken_before_it_could_bind(monkeypatch):
+    import socket
+
+    from pytest_schedpki.upstream import bao
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    choices = [taken.getsockname()[1]]
+    real_choice = bao._free_port_pair
+    monkeypatch.setattr(bao, "_free_port_pair", lambda: choices.pop() if choices else real_choice())
+    server = BaoDevServer(bao_binary()).start()
+    try:
+        assert server.port != taken.getsockname()[1] and server.proc.poll() is None
+    finally:
+        server.stop()
+        taken.close()
