@@ -31,6 +31,7 @@ from .double import Double
 from .handle import SchedpkiHandle
 from .secrets.seed import DEV_MOUNTS_SEED
 from .seed import is_default_seed
+from .upstream.run_report import ModeReport
 from .upstream.settings import UpstreamSettings
 from .wire.connections import ListenerLimits
 from .wire.tls import create_tls_material
@@ -129,6 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     check_ini(config)  # once, before any test: a mistake stops the session with one clear message
     # before any test can freeze time, in every process (xdist workers run this hook too)
     warm_up_datetime_types()
+    # upstream/shadow mode: the header, the skips of refused requests and the run's summary
+    config.pluginmanager.register(ModeReport(config), "schedpki-mode-report")
     config.addinivalue_line(
         "markers",
         "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False): per-test seeds "
@@ -329,23 +332,6 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
     errors = schedpki_double.pop_handler_errors()
     if errors:
         pytest.fail("exception(s) inside the schedpki double's request handlers:\n" + "\n".join(str(e) for e in errors), pytrace=False)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Upstream mode: a test that failed after the secrets proxy refused a request only the double can
-    answer (a control endpoint, a request under freeze_time) is reported as skipped, with the reason,
-    like the other double-only knobs."""
-    outcome = yield
-    report = outcome.get_result()
-    handle = getattr(item, "funcargs", {}).get("schedpki")
-    proxy = getattr(getattr(handle, "upstream", None), "proxy", None)
-    if report.when == "call" and report.failed and proxy is not None and proxy.double_only:
-        from .upstream.handle import double_only_reason
-
-        report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0,
-                           "Skipped: " + double_only_reason(handle.upstream, proxy.double_only[0]))
 
 
 def _warn_unmatched_faults(double: Double) -> None:

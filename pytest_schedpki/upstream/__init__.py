@@ -10,8 +10,10 @@ Pieces: :mod:`.client` (a small JSON HTTP client, standard library only), :mod:`
 stop ``bao server -dev``), :mod:`.proxy` (a recording pass-through in front of the secrets server:
 it learns the role and private key of each certificate issued through it and whether the test
 wrote anything), :mod:`.seeding` (seed files applied over HTTP), :mod:`.certs` (``schedpki.certs``
-over the API), :mod:`.session` (baseline, reset between tests, the per-test handle and the skips of
-double-only knobs).
+over the API), :mod:`.session` (baseline, reset between tests), :mod:`.handle` (the per-test handle
+and the skips of double-only knobs), :mod:`.shadow`/:mod:`.shadow_run`/:mod:`.shadow_allow` (shadow
+mode), :mod:`.run_report` (the header and the summary of what either mode compared, summed over
+xdist workers, and the skip of a test that failed after the proxy refused one of its requests).
 
 May import the package's surface modules (``testing``, ``handle``, ``seed``, ``errors``, ``clock``);
 nothing of the double's services imports this package.

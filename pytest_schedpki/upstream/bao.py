@@ -40,6 +40,10 @@ def _free_port_pair() -> int:
     raise RuntimeError("no two consecutive free ports on 127.0.0.1")
 
 
+class _PortTaken(Exception):
+    """The dev server exited: its listen address was taken before it could bind."""
+
+
 class BaoDevServer:
     """One ``bao server -dev`` with root token ``root_token`` on ``127.0.0.1:<free port>``, in its own
     temporary HOME (the dev server writes ``~/.vault-token``), removed by :meth:`stop`.
@@ -59,7 +63,19 @@ class BaoDevServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> BaoDevServer:
+    def start(self, timeout: float = 30.0, attempts: int = 3) -> BaoDevServer:
+        """Start on a free port pair; when the server exits because another process took the port
+        between the choice and its bind ("address already in use"), try a new pair (``attempts``)."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once(timeout)
+            except _PortTaken:
+                if attempt == attempts - 1:
+                    raise RuntimeError(f"bao server -dev found its port taken {attempts} times:\n"
+                                       f"{self._log_tail()}") from None
+        raise AssertionError("not reached")
+
+    def _start_once(self, timeout: float) -> BaoDevServer:
         self.port = _free_port_pair()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "TMPDIR": self.home}
         with open(self.log_path, "ab") as log:
@@ -69,10 +85,13 @@ class BaoDevServer:
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.home)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.proc.poll() is None:
-            if self._healthy():
+            if self._healthy() and self.proc.poll() is None:  # still ours: not a server that holds the port
                 return self
             time.sleep(0.05)
         tail = self._log_tail()
+        if self.proc is not None and self.proc.poll() is not None and "address already in use" in tail:
+            self.proc = None
+            raise _PortTaken()
         self.stop()
         raise RuntimeError(f"bao server -dev did not become healthy within {timeout:g} s:\n{tail}")
 

@@ -1,18 +1,32 @@
 """The ``schedpki`` handle in upstream mode, and the skips of what only the double can do.
 
 A test that reaches for a knob the real server does not have is skipped (never failed), with the
-reason ``schedpki upstream mode (<servers>): <knob> exists only in the double``: faults on an
-upstream side, ``seal()``/``unseal()``, the double's clock (``use_clock``, marker ``clock=``; a secrets request made under
-``freezegun.freeze_time``, which cannot move a real server's time, is refused by the proxy), replication lag and leadership
-of an upstream scheduler, factories of an upstream side (they write into the double's memory), the
-``enterprise`` marker, ``.state`` of an upstream side, and the control endpoints ``/_schedpki/``
-on the upstream secrets URL (for these two the test is reported skipped when it fails after the
-proxy refused such a request; see :mod:`.proxy`).
+reason ``schedpki upstream mode (<servers>): <knob> exists only in the double``. With the secrets
+side upstream these skip:
+
+* ``faults`` on an upstream side, ``seal()``/``unseal()``;
+* the double's clock: ``clock``, ``use_clock()``, the marker's ``clock=``; a secrets request made
+  under ``freezegun.freeze_time`` (a real server keeps real time) is refused by the proxy;
+* ``factories.secrets`` (they write into the double's memory), ``secrets.state``;
+* ``kv`` (the double's record of KV reads and writes);
+* ``journal`` queries that concern the secrets side (``service="secrets"``, or no ``service=`` and
+  a path outside Nomad's ``/v1/acl/``): its requests went to the real server, so the double's
+  journal cannot say whether they were made (:class:`UpstreamJournal`);
+* the marker's ``enterprise=True``; the control endpoints ``/_schedpki/`` on the upstream secrets
+  URL (refused by the proxy, see :mod:`.proxy`).
+
+With the scheduler side upstream: replication lag and leadership (``set_lag()``, the marker's
+``lag``/``lag_reads``/``paused``, ``sync()``, ...), ``factories.scheduler``, ``scheduler.state``,
+the built-in identity provider's helpers and ``journal`` queries of the scheduler side.
+
+A test that fails after the proxy refused one of its own requests is reported skipped with the
+refused knob (:mod:`.run_report`); a failure in any other test stays a failure.
 """
 
 from __future__ import annotations
 
 import datetime
+import inspect
 import json
 import os
 import urllib.error
@@ -23,6 +37,7 @@ import pytest
 
 from ..factories import Factories
 from ..handle import SchedpkiHandle, ServiceHandle
+from ..journal import Journal
 from ..sso_testing import SchedulerHandle
 from .certs import UpstreamCertificateInspector
 from .session import UpstreamSession
@@ -67,6 +82,45 @@ class _UpstreamFaults:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._faults, name)
+
+
+class UpstreamJournal:
+    """``schedpki.journal`` when a side is upstream: the double's journal holds only the double's
+    side. ``find``, ``entries``, ``assert_request_made`` and ``assert_no_request`` answer for a query
+    of the double's side and skip the test for a query that concerns an upstream side; the side of
+    a query is its ``service=``, else the scheduler for a path under ``/v1/acl/`` (the Nomad API the
+    double serves; ``^``-patterns too), else either side. Anything else (``clear()``, ``evicted``,
+    bounds) is the double's journal's."""
+
+    _CHECKED = ("find", "entries", "assert_request_made", "assert_no_request")
+
+    def __init__(self, session: UpstreamSession, journal: Journal):
+        self._session, self._journal = session, journal
+
+    def _upstream_side(self, service: str | None, path: str | None) -> str:
+        if service:
+            sides = [service]
+        elif isinstance(path, str) and path.lstrip("^").startswith("/v1/acl/"):
+            sides = ["scheduler"]
+        else:
+            sides = ["secrets", "scheduler"]
+        return next((side for side in sides if getattr(self._session, side, None) is not None), "")
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self._journal, name)
+        if name not in self._CHECKED:
+            return target
+        signature = inspect.signature(target)
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind_partial(*args, **kwargs).arguments
+            side = self._upstream_side(bound.get("service"), bound.get("path"))
+            if side:
+                skip_double_only(self._session, f"the journal of {side} requests (journal.{name}())")
+            return target(*args, **kwargs)
+
+        checked.__doc__ = target.__doc__
+        return checked
 
 
 class UpstreamSchedulerHandle(SchedulerHandle):
@@ -132,7 +186,9 @@ class UpstreamHandle(SchedpkiHandle):
     """:class:`~pytest_schedpki.handle.SchedpkiHandle` whose secrets and/or scheduler side is a real
     server: ``.url`` and ``.token`` are the real server's (the secrets URL is the recording proxy in
     front of it), ``.state`` is a guard that skips, ``.certs`` reads the real server's API, ``seed()``
-    applies over HTTP. Knobs of the double's side work as usual."""
+    applies over HTTP; ``.kv``, ``.factories`` of an upstream side, ``.clock`` and the other
+    double-only knobs (listed in the module docstring) skip the test, and so does a ``.journal``
+    query of an upstream side (:class:`UpstreamJournal`). Knobs of the double's side work as usual."""
 
     def __init__(self, session: UpstreamSession):
         super().__init__(session.double)
@@ -150,6 +206,7 @@ class UpstreamHandle(SchedpkiHandle):
         if session.scheduler is not None:
             self.factories.scheduler = _Guarded(session, "factories.scheduler")
         self.faults = _UpstreamFaults(session, session.double.faults)
+        self.journal = UpstreamJournal(session, session.double.journal)
         self.clock = _Guarded(session, "the double's clock") if session.secrets is not None else self.clock
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:

@@ -52,7 +52,9 @@ class RecordingProxy:
     """The pass-through listener on ``host`` (a free port); :attr:`url` is what the test's clients use.
 
     ``learned`` maps lower-case colon serials to :class:`Learned`; ``writes`` counts requests that
-    were not reads (GET, HEAD, LIST, OPTIONS) since :meth:`clear_writes`."""
+    were not reads (GET, HEAD, LIST, OPTIONS) since :meth:`clear_writes`. Per test (since
+    :meth:`begin_test`): ``forwarded`` counts the requests sent on to the real server and
+    ``double_only`` names the knob of each request answered here instead (refused)."""
 
     intercept_control = True  # answer /_schedpki/ itself (the upstream is a real server)
 
@@ -60,7 +62,8 @@ class RecordingProxy:
         self.upstream = upstream
         self.learned: dict[str, Learned] = {}
         self.writes = 0
-        self.double_only: list[str] = []  # double-only knobs requests needed since clear_writes()
+        self.forwarded = 0  # requests sent on since begin_test()
+        self.double_only: list[str] = []  # double-only knobs requests needed since begin_test()
         self._lock = threading.Lock()
         self._server = make_server(host, 0, self, threaded=True, request_handler=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="schedpki-upstream-proxy", daemon=True)
@@ -79,8 +82,15 @@ class RecordingProxy:
         self._server.server_close()
 
     def clear_writes(self) -> None:
+        """Forget the writes (the servers were reset: nothing to undo)."""
         with self._lock:
             self.writes = 0
+
+    def begin_test(self) -> None:
+        """A new test starts: forget the last test's ``forwarded`` count and refused requests (they
+        must never decide the report of another test)."""
+        with self._lock:
+            self.forwarded = 0
             self.double_only = []
 
     def __call__(self, environ, start_response):
@@ -101,8 +111,9 @@ class RecordingProxy:
                                              "this request was not sent to the real server"]}).encode()
             start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
             return [payload]
-        if method not in _READS:
-            with self._lock:
+        with self._lock:
+            self.forwarded += 1
+            if method not in _READS:
                 self.writes += 1
         conn = self.upstream.connection()
         try:

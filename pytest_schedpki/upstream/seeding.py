@@ -11,6 +11,7 @@ entry raises SeedError saying so.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from ..errors import SeedError
@@ -32,11 +33,23 @@ def read_seed(seed: str | os.PathLike | dict[str, Any]) -> tuple[dict[str, Any],
     return data, os.fspath(seed)
 
 
+KV_UPGRADING = "Upgrading from non-versioned to versioned data"  # a KV v2 mount's first moments (OpenBao's kv plugin)
+KV_UPGRADE_WAIT = 30.0  # seconds a seed request waits for a new KV version 2 mount to finish its upgrade
+
+
 def _send(client: Client, source: str, entry: str, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    try:
-        return client.call(method, path, body).data()
-    except UpstreamError as exc:
-        raise SeedError(source, entry, str(exc)) from None
+    """Send one seed request; a 400 ``Upgrading from non-versioned to versioned data...`` (a KV
+    version 2 mount just enabled: the real server runs its upgrade in the background) is sent again
+    every 50 ms for up to :data:`KV_UPGRADE_WAIT` seconds. Any other refusal raises SeedError."""
+    deadline = time.monotonic() + KV_UPGRADE_WAIT
+    while True:
+        try:
+            return client.call(method, path, body).data()
+        except UpstreamError as exc:
+            if exc.answer.status == 400 and KV_UPGRADING in str(exc) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            raise SeedError(source, entry, str(exc)) from None
 
 
 def _mapping(value: Any, source: str, entry: str) -> dict[str, Any]:

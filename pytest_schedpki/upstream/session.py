@@ -115,7 +115,12 @@ class UpstreamSession:
     def reset(self) -> None:
         """Back to the session baseline (see the module docstring). The secrets side is reset only
         when the last test wrote through the proxy or seeded (a real CA costs key generation); a
-        scheduler upstream, whose traffic the plugin does not see, is reset before every test."""
+        scheduler upstream, whose traffic the plugin does not see, is reset before every test.
+        Called at the setup of each test: the proxy's per-test record (requests forwarded and
+        refused) starts empty whether or not anything is reset, so a refused request of one test
+        never turns a later test's failure into a skip."""
+        if self.proxy is not None:
+            self.proxy.begin_test()
         secrets_dirty = self.secrets is not None and (self.dirty or (self.proxy is not None and self.proxy.writes > 0))
         if not secrets_dirty and self.scheduler is None:
             return

@@ -7,12 +7,15 @@ front of the double. At each test's setup the real server is reset like in upstr
 marker's seeds are applied to it too; at teardown the test's secrets requests are replayed against it
 and every difference is reported with the request and both answers: the test fails
 (``schedpki_shadow_mode = fail``, the default) or gets a :class:`ShadowDifferenceWarning` (``warn``).
+What each test's comparison covered (:class:`ShadowResult`) is kept for the run's summary
+(:mod:`.run_report`).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from ..double import Double
@@ -24,6 +27,18 @@ from .shadow import IdMap, ShadowRecorder, align_seeded, replay
 
 class ShadowDifferenceWarning(UserWarning):
     """The double and the real server answered a request of the test differently."""
+
+
+@dataclass
+class ShadowResult:
+    """What the comparison of one test covered: ``total`` secrets requests recorded, the first
+    ``compared`` of them replayed and compared, ``differences`` among those, and ``stopped`` (why
+    the rest were not compared: the request and the double-only knob in force; ``""`` when all were)."""
+
+    total: int
+    compared: int
+    differences: int
+    stopped: str = ""
 
 
 class ShadowSession:
@@ -38,6 +53,7 @@ class ShadowSession:
         self.recorder: ShadowRecorder | None = None
         self.idmap = IdMap()
         self.stopped_reason = ""
+        self.last: ShadowResult | None = None  # the running (or last finished) test's comparison
 
     @property
     def url(self) -> str:
@@ -58,17 +74,22 @@ class ShadowSession:
         self.real.reset()
         for seed in marker_seeds:
             self.real.seed(seed)
+        self.last = None
         self.recorder.clear()
         self.idmap = IdMap()  # the seeded issuers of both sides, paired while both are at the baseline
         align_seeded(self.idmap, Client(self.double.secrets_url, self.double.root_token), self.real.secrets)
         self.double.journal.clear()  # those reads are not the test's
 
     def finish_test(self) -> list[str]:
-        """Replay the test's exchanges; returns the report lines of the differences (empty: none)."""
+        """Replay the test's exchanges; returns the report lines of the differences (empty: none)
+        and keeps what was compared in :attr:`last`."""
         exchanges = list(self.recorder.exchanges)
         if not exchanges:
+            self.last = ShadowResult(0, 0, 0)
             return []
         differences, self.stopped_reason = replay(exchanges, self.real.secrets, self.idmap, self.double.root_token)
+        compared = next((i for i, ex in enumerate(exchanges) if ex.stop), len(exchanges))
+        self.last = ShadowResult(len(exchanges), compared, len(differences), self.stopped_reason)
         if any(ex.method not in ("GET", "HEAD", "LIST", "OPTIONS") for ex in exchanges):
             self.real.dirty = True
         return [d.describe() for d in differences]

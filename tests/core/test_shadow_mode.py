@@ -97,6 +97,10 @@ def test_warn_mode_reports_without_failing(pytester):
     result = pytester.runpytest_subprocess("--schedpki-shadow=bao", *RUN)
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*ShadowDifferenceWarning: schedpki shadow mode: 1 answer(s) of the double differ*"])
+    result.stdout.fnmatch_lines([  # the run's summary says it too (a warning scrolls by)
+        "schedpki shadow: 1 request compared in 1 test, 1 difference in 1 test, 0 tests not compared in full; "
+        "real server: bao at http://127.0.0.1:*",
+        "  differs: test_divergent.py::test_state_only_the_double_has: 1 request answered differently"])
 
 
 def test_the_normaliser_maps_ids_in_every_spelling_and_tolerates_times():

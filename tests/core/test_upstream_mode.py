@@ -192,3 +192,55 @@ def test_the_scheduler_side_against_a_running_agent(pytester):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
+
+
+@needs_bao
+def test_bao_starts_on_another_port_when_its_port_was_taken_before_it_could_bind(monkeypatch):
+    import socket
+
+    from pytest_schedpki.upstream import bao
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    choices = [taken.getsockname()[1]]
+    real_choice = bao._free_port_pair
+    monkeypatch.setattr(bao, "_free_port_pair", lambda: choices.pop() if choices else real_choice())
+    server = BaoDevServer(bao_binary()).start()
+    try:
+        assert server.port != taken.getsockname()[1] and server.proc.poll() is None
+    finally:
+        server.stop()
+        taken.close()
+
+
+def test_a_seed_waits_while_a_new_kv_v2_mount_upgrades_then_stops_at_other_refusals():
+    import json
+
+    from pytest_schedpki.errors import SeedError
+    from pytest_schedpki.upstream.client import Answer, UpstreamError
+    from pytest_schedpki.upstream.seeding import apply_secrets_seed_http
+
+    upgrading = json.dumps({"errors": ["Upgrading from non-versioned to versioned data. This backend will be "
+                                       "unavailable for a brief period and will resume service shortly."]}).encode()
+
+    class Server:  # a real OpenBao right after `sys/mounts/kv` with version 2: the first writes are refused
+        def __init__(self, refusals):
+            self.sent, self.refusals = [], refusals
+
+        def call(self, method, path, body=None, ok=(200, 204)):
+            self.sent.append((method, path))
+            if path.startswith("/v1/kv/data/") and self.refusals:
+                self.refusals -= 1
+                raise UpstreamError(method, path, Answer(400, upgrading, {}))
+            if path.endswith("/nope"):
+                raise UpstreamError(method, path, Answer(400, b'{"errors": ["no"]}', {}))
+            return Answer(200 if method != "POST" or "/data/" in path else 204, b'{"data": {}}', {})
+
+    seed = {"mounts": [{"path": "kv", "type": "kv", "options": {"version": 2}, "secrets": {"app/config": {"a": "b"}}}]}
+    server = Server(refusals=3)
+    apply_secrets_seed_http(server, seed, "seed.yaml")
+    assert server.sent.count(("POST", "/v1/kv/data/app/config")) == 4
+    with pytest.raises(SeedError, match=r"seed.yaml: secrets.mounts\[0\].secrets.nope: POST /v1/kv/data/nope: HTTP 400: no"):
+        apply_secrets_seed_http(Server(refusals=0), {"mounts": [{"path": "kv", "type": "kv", "options": {"version": 2},
+                                                                "secrets": {"nope": {"a": "b"}}}]}, "seed.yaml")
