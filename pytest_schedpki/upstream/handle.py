@@ -210,8 +210,9 @@ class UpstreamHandle(SchedpkiHandle):
         self.clock = _Guarded(session, "the double's clock") if session.secrets is not None else self.clock
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
-        """Apply a seed over HTTP to the upstream side(s) (to the double for the other side)."""
-        self.upstream.seed(seed)
+        """Apply a seed over HTTP to the upstream side(s) (to the double for the other side); a relative
+        path is resolved against the test file's folder, as :meth:`SchedpkiHandle.seed` does."""
+        self.upstream.seed(self.resolve_seed(seed))
 
     def use_clock(self, mode: str, start: datetime.datetime | None = None):
         if self.upstream.secrets is not None:

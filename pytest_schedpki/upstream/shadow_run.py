@@ -114,7 +114,7 @@ def shadow_handle(session: ShadowSession):
     class ShadowHandle(SchedpkiHandle):
         def seed(self, seed):
             super().seed(seed)
-            session.real.seed(seed)
+            session.real.seed(self.resolve_seed(seed))
 
     class _Factories:
         """The secrets factories write into the double only: the comparison ends at their first use."""
