@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .unquote import UnquoteError, unquote
+
 EOF = "EOF"
 
 
@@ -52,7 +54,14 @@ class Token:
     def value(self) -> Any:
         """The token's value: a string without quotes, a number, a bool, or the identifier."""
         if self.type == "STRING":
-            return json.loads(self.text)
+            if not self.line:  # a token of HCL1's JSON parser: JSON's quoting, checked by the JSON reader
+                return json.loads(self.text)
+            try:
+                return unquote(self.text)
+            except UnquoteError:
+                # HCL1's Token.Value panics here (OpenBao drops the connection; Nomad's decoder recovers
+                # with this text); the scanner let the escape through (an octal above \377, ...)
+                raise HclError(f"At {self.pos}: unquote {self.text} err: invalid syntax") from None
         if self.type == "NUMBER":
             return int(self.text)
         if self.type == "FLOAT":
@@ -95,6 +104,11 @@ _PUNCT = {"[": "LBRACK", "]": "RBRACK", "{": "LBRACE", "}": "RBRACE", ",": "COMM
           "+": "ADD", "-": "SUB", ".": "PERIOD"}
 
 
+def _digit_value(ch: str) -> int:
+    """Go's ``digitVal``: a hex digit's value, 16 for anything else."""
+    return int(ch, 16) if len(ch) == 1 and ch in "0123456789abcdefABCDEF" else 16
+
+
 def _is_letter(ch: str) -> bool:
     return ch.isalpha() or ch == "_"
 
@@ -134,6 +148,34 @@ class _Scanner:
         line, col = self._recent()
         self.error = HclError(f"At {line}:{col}: {message}")
 
+    def _scan_escape(self) -> None:
+        """The escape after a backslash in a string, as HCL1's ``scanEscape`` reads it: one of
+        ``abfnrtv\\"``, or 3 octal, ``x`` + 2, ``u`` + 4 or ``U`` + 8 hex digits; anything else (or too
+        few digits) is ``illegal char escape`` at the character read last. Which values the digits may
+        hold is ``unquote``'s business (:meth:`Token.value`)."""
+        ch = self.next()
+        if ch != EOF and ch in 'abfnrtv\\"':
+            return
+        digits = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}.get(ch)
+        if digits is None and ch != EOF and ch in "01234567":
+            digits, ch = (8, 3), ch
+        elif digits is not None:
+            ch = self.next()
+        else:
+            self.err("illegal char escape")
+            return
+        base, n = digits
+        start = n
+        while n > 0 and ch != EOF and _digit_value(ch) < base:
+            ch = self.next()
+            if ch == EOF:
+                break
+            n -= 1
+        if n > 0:
+            self.err("illegal char escape")
+        if n != start and ch != EOF:
+            self.unread()
+
     def scan(self) -> Token:
         ch = self.next()
         while ch in (" ", "\t", "\n", "\r"):
@@ -169,7 +211,7 @@ class _Scanner:
                 if ch == '"':
                     break
                 if ch == "\\":
-                    self.next()
+                    self._scan_escape()
             return Token("STRING", self.text[start:self.offset], line, col)
         if ch == "#" or (ch == "/" and self.peek() == "/"):
             while ch not in ("\n", EOF):

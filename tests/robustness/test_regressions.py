@@ -493,3 +493,14 @@ def test_a_serial_that_is_not_positive_is_no_500_under_warnings_as_errors(fresh,
                   "positive.\n\n"])
         assert imported.status_code == 200, imported.text
         assert revoked.status_code == 500 and "unable to verify signature" in _errors(revoked)[0]
+
+
+def test_a_policy_escape_go_cannot_unquote_is_a_400_not_an_internal_error(fresh):
+    """``path "\\500"``: HCL1's scanner lets three octal digits through, then ``Token.Value`` cannot unquote
+    them (above 0377). OpenBao 2.7.2 panics and drops the connection (docs/divergences.md); the double
+    answered 500 ``internal error in the double: JSONDecodeError``. Now a 400 that stores nothing."""
+    url = fresh.secrets_url + "/v1/sys/policies/acl/escapes"
+    r = requests.put(url, json={"policy": 'path "\\500" { capabilities = ["read"] }'}, headers=V)
+    assert r.status_code == 400
+    assert r.json() == {"errors": ['failed to parse policy: At 1:6: unquote "\\500" err: invalid syntax']}
+    assert requests.get(url, headers=V).status_code == 404
