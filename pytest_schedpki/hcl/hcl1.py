@@ -114,8 +114,9 @@ def _is_letter(ch: str) -> bool:
 
 
 class _Scanner:
-    def __init__(self, text: str):
+    def __init__(self, text: str, check_escapes: bool = True):
         self.text = text
+        self.check_escapes = check_escapes
         self.offset = 0
         self.line, self.col = 1, 0
         self.last_line_len = 0
@@ -211,7 +212,10 @@ class _Scanner:
                 if ch == '"':
                     break
                 if ch == "\\":
-                    self._scan_escape()
+                    if self.check_escapes:
+                        self._scan_escape()
+                    else:
+                        self.next()
             return Token("STRING", self.text[start:self.offset], line, col)
         if ch == "#" or (ch == "/" and self.peek() == "/"):
             while ch not in ("\n", EOF):
@@ -242,7 +246,8 @@ class _Scanner:
 class _Parser:
     def __init__(self, text: str, nomad: bool = False):
         self.nomad = nomad
-        self.scanner = _Scanner(text)
+        # Nomad's fork reports no bad escape while scanning: Token.Value's unquoting panics on it later
+        self.scanner = _Scanner(text, check_escapes=not nomad)
         self.tok = Token(EOF, "", 1, 1)
         self.buffered = False
 
