@@ -39,7 +39,7 @@ from .framework.logical import (
 )
 from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
-from .leases import record_lease
+from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
 from .system.health import health_response
 from .system.mounts.auth import SYS_AUTH_ROUTER
@@ -47,6 +47,7 @@ from .system.namespaces import check_namespace
 from .system.path_help import help_requested, help_response
 from .system.routes import SYS_ROUTER, TOKEN_ROUTER
 from .system.seal import SERVED_WHILE_SEALED
+from .system.wrapping import WRAPPING_TOKEN_PATHS, check_wrapping_token
 
 # the built-in token method, by mount name under ``auth/``; the other methods are mounts enabled
 # through ``sys/auth`` (service.auth_mounts). The token method's paths are still defined in sys.py.
@@ -287,14 +288,55 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     if rel in BODY_TOKEN_PATHS and "token" in raw and (not isinstance(raw["token"], str)
                                                        or isinstance(raw["token"], JsonNumber)):
         raise LogicalError(403, ["invalid token"])  # request_handling.go: before the token is checked
+    if rel in WRAPPING_TOKEN_PATHS:
+        check_wrapping_token(service, raw, token_id)
     found = router.match(inner) if router is not None else None  # once: every check below reads it
     unauthenticated = router is not None and router.is_unauthenticated(inner, found)
     token = None
     if not unauthenticated:
         with service.lock:
-            token = service.tokens.lookup(token_id, service.clock.now())
+            expire_due(service)
+            now = service.clock.now()
+            token = service.tokens.lookup(token_id, now)
+            if token is not None:  # request_handling.go: the use is taken even if the request then fails
+                token = service.tokens.use(token, now)
         if token is None:
             raise permission_denied()
+        if token.num_uses < 0:
+            return _last_use(service, token, lambda: _checked(service, operation, rel, raw, token, headers,
+                                                              remote_addr, help, router, inner, mount, found,
+                                                              unauthenticated))
+    else:
+        with service.lock:
+            expire_due(service)
+    return _checked(service, operation, rel, raw, token, headers, remote_addr, help, router, inner, mount, found,
+                    unauthenticated)
+
+
+LAST_USE_LEASED = ("Secret cannot be returned; token had one use left, so leased credentials were immediately "
+                   "revoked.")
+
+
+def _last_use(service: SecretsService, token, answer) -> LogicalResponse:
+    """The request that took a token's last use (``num_uses`` now ``-1``): answered, then the token is
+    revoked with its tree and leases (``handleRequest``'s deferred ``LazyRevoke``); an answer that
+    carries a lease is replaced by 400 ``Secret cannot be returned; token had one use left, so leased
+    credentials were immediately revoked.``"""
+    try:
+        result = answer()
+    finally:
+        with service.lock:
+            removed = service.tokens.revoke(token.id)
+            revoke_token_leases(service, {t.id for t in removed})
+    if result is not None and result.lease_id:
+        raise user_error(LAST_USE_LEASED)
+    return result
+
+
+def _checked(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token, headers, remote_addr: str,
+             help: bool, router, inner: str, mount, found, unauthenticated: bool) -> LogicalResponse:
+    """The policy check and the handler, for a request whose token was found (or that needs none)."""
+    if not unauthenticated:
         sudo = router is not None and router.is_sudo(inner, found)
         capability = operation
         if router is not None:

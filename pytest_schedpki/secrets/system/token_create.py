@@ -28,8 +28,8 @@ from .token_ttl import creation_ttl
 
 def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     """``auth/token/create``, ``create-orphan`` and (with ``role``) ``create/:role_name``, in
-    ``handleCreateCommon``'s order: a parent with a use limit (400 ``restricted use token cannot
-    generate child tokens``); the type, use count, alias, id privilege, policies and orphan flag
+    ``handleCreateCommon``'s order: a parent on its last use (400 ``parent token lookup failed: no
+    parent found``), with uses left (400 ``restricted use token cannot generate child tokens``); the type, use count, alias, id privilege, policies and orphan flag
     (:func:`~.auth.token.store.plan_child`, or the role's rules); then ``explicit_max_ttl``, ``period``
     (sudo needed), ``ttl`` (else the deprecated ``lease``), each a duration string of seconds or Go
     units, negative refused (``ttl must be positive``); the TTL as ``CalculateTTL`` gives it
@@ -37,6 +37,8 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     whether it is taken; last the ``Policy "x" does not exist`` warnings.
     """
     parent = req.token
+    if parent.num_uses < 0:  # this request took its last use: the parent lookup no longer finds it
+        raise user_error("parent token lookup failed: no parent found")
     if parent.num_uses > 0:
         raise user_error("restricted use token cannot generate child tokens")
     sudo = _has_sudo(req)
