@@ -206,3 +206,16 @@ def test_used_wrapping_token_sent_as_the_request_token(pair, path):
     pair.send("POST", f"/v1/sys/wrapping/{path}", json={"token": ""}).same().expect(
         403, errors=["error validating wrapping token: empty token in request body"])
     pair.send("POST", f"/v1/sys/wrapping/{path}").same().expect(400, errors=["wrapping token is not valid or does not exist"])
+
+
+@pytest.mark.parametrize(("requested", "expected"), [(0, 2), (1, 1), (5, 2)])
+def test_role_use_limit_caps_the_request(pair, requested, expected):
+    role = f"limited-{pair.mount}"
+    pair.send("POST", f"/v1/auth/token/roles/{role}", json={"token_num_uses": 2}).same().expect(204)
+    pair.send("POST", f"/v1/auth/token/create/{role}", json={"num_uses": requested}).same(
+        volatile=("client_token", "accessor")).check(lambda side, resp: _uses(resp, expected))
+    pair.send("DELETE", f"/v1/auth/token/roles/{role}").same().expect(204)
+
+
+def _uses(resp, expected: int) -> None:
+    assert resp.json()["auth"]["num_uses"] == expected

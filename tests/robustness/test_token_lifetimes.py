@@ -297,3 +297,11 @@ def test_used_wrapping_token_in_the_header_is_not_valid(manual):
         assert (resp.status_code, _errors(resp)) == (400, ["wrapping token is not valid or does not exist"])
     resp = client.post("sys/wrapping/unwrap", None)
     assert (resp.status_code, _errors(resp)) == (403, ["error validating wrapping token: token is empty"])
+
+
+@pytest.mark.parametrize(("requested", "expected"), [(0, 2), (1, 1), (5, 2)])
+def test_role_use_limit_caps_the_request(manual, requested, expected):
+    _, _, client = manual
+    assert client.post("auth/token/roles/limited", json={"token_num_uses": 2}).status_code == 204
+    resp = client.post("auth/token/create/limited", json={"num_uses": requested})
+    assert resp.json()["auth"]["num_uses"] == expected
