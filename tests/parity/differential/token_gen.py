@@ -7,6 +7,11 @@ sent to both servers; :class:`Ref` values are filled in per side - ``Ref("token"
 the root token's accessor; ``{mount}`` in a path is the sequence's own KV mount. A request may be sent
 with such a token in ``X-Vault-Token`` instead of the root token.
 
+Lifetimes: some creations make short-lived tokens (:data:`SHORT_TTLS`, often parents of later
+creations made with them) or use-limited ones (``num_uses`` 1-3, then used as the request's token);
+now and then a request waits :data:`PAUSE` real seconds first, so short-lived parents expire (with
+their trees) on both sides before it is sent.
+
 Paths: ``auth/token/create`` (plain, ``create-orphan``, ``create/<role>``), lookup / lookup-self /
 lookup-accessor, renew / renew-self / renew-accessor, revoke / revoke-self / revoke-accessor /
 revoke-orphan, token roles (write, read, LIST, delete), LIST accessors; ``sys/policy``,
@@ -165,6 +170,16 @@ def _token_request(draw, kind: str) -> Req:
     if kind == "create":
         tail = draw(st.sampled_from(["create", "create", "create", "create-orphan", "create/" + role]))
         return Req("POST", _p(T + tail), draw(bodies(CREATE)))
+    if kind == "create_short":  # a short-lived token (a parent, when later creations use it)
+        body = {"ttl": draw(st.sampled_from(SHORT_TTLS)), "policies": draw(st.sampled_from(["dev", "default"]))}
+        if draw(st.booleans()):
+            body["num_uses"] = draw(st.sampled_from([0, 2, 5]))
+        return Req("POST", _p(T + draw(st.sampled_from(["create", "create", "create/ops"]))), body)
+    if kind == "create_limited":  # a token with a use limit
+        body = {"num_uses": draw(st.sampled_from([1, 1, 2, 3])), "policies": draw(st.sampled_from(["dev", "default"]))}
+        if draw(st.booleans()):
+            body["ttl"] = draw(st.sampled_from(["1h", *SHORT_TTLS]))
+        return Req("POST", _p(T + "create"), body)
     if kind == "lookup":
         return Req("POST", _p(T + "lookup"), draw(bodies([], ("token",))))
     if kind == "lookup_self":
@@ -233,7 +248,10 @@ def _sys_request(draw, kind: str) -> Req:
     raise AssertionError(kind)
 
 
-TOKEN_KINDS = ["create", "create", "create", "create", "lookup", "lookup", "lookup_self", "lookup_accessor", "renew",
+SHORT_TTLS = ["2s", "2s", "3s"]
+PAUSE = 3.3  # seconds: past the longest of SHORT_TTLS with a margin for bao's expiration manager
+TOKEN_KINDS = ["create", "create", "create", "create", "create_short", "create_short", "create_limited",
+               "create_limited", "lookup", "lookup", "lookup_self", "lookup_accessor", "renew",
                "renew", "renew_self", "renew_accessor", "revoke", "revoke_orphan", "revoke_accessor", "role_write",
                "role_write", "role_read", "roles_list", "accessors"]
 SYS_KINDS = ["policy_write", "policy_write", "policy_read", "policy_list", "capabilities", "capabilities_self",
@@ -252,6 +270,8 @@ def requests(draw) -> Req:
         req.token = draw(st.sampled_from([None, "bogus", ""]))
     if req.method in ("GET", "LIST", "DELETE", "HEAD") and req.body not in (None, {}):
         req.body = None
+    if draw(st.integers(0, 39)) == 0:
+        req.pause = PAUSE
     return req
 
 
