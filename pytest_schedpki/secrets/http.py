@@ -9,8 +9,9 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
   body = ``{}``; query strings become the data of reads, lists and deletes;
 * tokens: ``X-Vault-Token`` wins when non-empty, then ``X-Secrets-Token`` (the API document's name;
   a real server ignores it), then ``Authorization: Bearer <t>`` (capital B, as OpenBao);
-* order: mount lookup -> unauthenticated paths skip the token check -> token (403 ``permission
-  denied``) -> policy (403 multierror) -> unknown mount 404 -> the engine's router.
+* order: mount lookup -> the wrapping token of ``sys/wrapping/{lookup,rewrap,unwrap}`` -> unauthenticated
+  paths skip the token check -> expiries due -> token (403 ``permission denied``; one use taken) ->
+  policy (403 multierror) -> unknown mount 404 -> the engine's router (-> a last use revokes the token).
 """
 
 from __future__ import annotations
@@ -277,6 +278,11 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     route's help (:mod:`.path_help`) after the token checks instead of running it. Returns the handler's
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
     ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it).
+
+    Token lifetimes (``request_handling.go``): expiries due by now are applied first
+    (:func:`~.leases.expire_due`); a request that needs a token takes one of its uses, atomically with
+    the lookup and whatever the answer (``UseToken``), and the request that takes the last one is
+    followed by the token's revocation (:func:`_last_use`).
     """
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
