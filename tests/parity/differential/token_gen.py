@@ -270,7 +270,7 @@ def requests(draw) -> Req:
         req.token = draw(st.sampled_from([None, "bogus", ""]))
     if req.method in ("GET", "LIST", "DELETE", "HEAD") and req.body not in (None, {}):
         req.body = None
-    if draw(st.integers(0, 39)) == 0:
+    if draw(st.integers(0, 39)) == 23:  # not 0: Hypothesis draws the smallest value far more often
         req.pause = PAUSE
     return req
 
@@ -280,9 +280,64 @@ def _revoke_self(draw) -> Req:
     return Req("POST", _p("/v1/auth/token/revoke-self"), None, Ref("token", draw(st.integers(0, 4))))
 
 
+LATEST, PREVIOUS = Ref("token", -1), Ref("token", -2)  # the last / last-but-one token created in the sequence
+
+
+@st.composite
+def _by_latest(draw) -> Req:
+    """A request made with (or about) the token created last: what a use limit or an expired parent
+    changes (lookup-self, renew-self, create, capabilities-self, a policy-refused read; lookup,
+    lookup-accessor and renew of it by root; LIST accessors)."""
+    T = "/v1/auth/token/"
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return Req("GET", _p(T + "lookup-self"), None, LATEST)
+    if choice == 1:
+        return Req("POST", _p(T + "renew-self"), draw(st.sampled_from([{}, {"increment": "10m"}])), LATEST)
+    if choice == 2:
+        return Req("POST", _p(T + "create"), {"policies": ["dev"], "ttl": "1h"}, LATEST)
+    if choice == 3:
+        return Req("POST", _p("/v1/sys/capabilities-self"), {"path": "secret/x"}, LATEST)
+    if choice == 4:
+        return Req("GET", _p("/v1/sys/mounts"), None, LATEST)
+    if choice == 5:
+        return Req("POST", _p(T + "lookup"), {"token": LATEST})
+    if choice == 6:
+        return Req("POST", _p(T + "lookup-accessor"), {"accessor": Ref("accessor", -1)})
+    if choice == 7:
+        return Req("POST", _p(T + "renew"), {"token": LATEST})
+    if choice == 8:
+        return Req("GET", _p(T + "lookup-self"), None, PREVIOUS)
+    return Req("LIST", _p(T + "accessors"))
+
+
+@st.composite
+def _lifetime(draw) -> list[Req]:
+    """A short scenario around a token's lifetime: a short-lived parent (:data:`SHORT_TTLS`) and a
+    child made with it, or a use-limited token (``num_uses`` 1-3); then requests by or about the
+    newest token, the first of them now and then after :data:`PAUSE` seconds."""
+    T = "/v1/auth/token/"
+    if draw(st.booleans()):
+        parent = {"ttl": draw(st.sampled_from(SHORT_TTLS)), "policies": ["dev"]}
+        child = {"ttl": draw(st.sampled_from(["1h", "1h", "30m"])), "policies": ["dev"]}
+        head = [Req("POST", _p(T + draw(st.sampled_from(["create", "create/ops"]))), parent),
+                Req("POST", _p(T + "create"), child, LATEST)]
+    else:
+        body = {"num_uses": draw(st.sampled_from([1, 1, 2, 3])), "policies": ["dev"]}
+        if draw(st.integers(0, 3)) == 3:
+            body["ttl"] = draw(st.sampled_from(SHORT_TTLS))
+        head = [Req("POST", _p(T + "create"), body)]
+    tail = draw(st.lists(_by_latest(), min_size=1, max_size=4))
+    if draw(st.integers(0, 2)) == 2:
+        tail[0].pause = PAUSE
+    return head + tail
+
+
 def sequences(min_size: int = 1, max_size: int = 8) -> st.SearchStrategy:
-    """Lists of :func:`requests` (with now and then a ``revoke-self`` by a token of the sequence)."""
+    """Lists of :func:`requests` (with now and then a ``revoke-self`` by a token of the sequence, and
+    a :func:`_lifetime` scenario)."""
     one = st.one_of(requests(), requests(), requests(), requests(), requests(), requests(), requests(), requests(),
-                    requests(), _revoke_self())
-    return st.lists(one, min_size=min_size, max_size=max_size)
+                    requests(), _revoke_self()).map(lambda req: [req])
+    part = st.integers(0, 4).flatmap(lambda n: _lifetime() if n == 3 else one)
+    return st.lists(part, min_size=min_size, max_size=max_size).map(lambda parts: [req for p in parts for req in p])
 
