@@ -219,3 +219,11 @@ def test_role_use_limit_caps_the_request(pair, requested, expected):
 
 def _uses(resp, expected: int) -> None:
     assert resp.json()["auth"]["num_uses"] == expected
+
+
+def test_renewal_answers_the_use_limit_the_token_was_created_with(pair):
+    _create(pair, "t", {"num_uses": 3, "policies": ["default"]})
+    pair.send("POST", "/v1/auth/token/renew-self", json={}, token=_tok("t")).same(
+        volatile=("client_token", "accessor")).check(lambda side, resp: _uses(resp, 3))
+    pair.send("POST", "/v1/auth/token/lookup", json=lambda s: {"token": s.vars["t"]}).same(
+        volatile=_TOKEN_VOLATILE).expect(200, data={"num_uses": 2})

@@ -305,3 +305,11 @@ def test_role_use_limit_caps_the_request(manual, requested, expected):
     assert client.post("auth/token/roles/limited", json={"token_num_uses": 2}).status_code == 204
     resp = client.post("auth/token/create/limited", json={"num_uses": requested})
     assert resp.json()["auth"]["num_uses"] == expected
+
+
+def test_renewal_answers_the_use_limit_the_token_was_created_with(manual):
+    _, _, client = manual
+    token = client.create(num_uses=3, policies=["default"])["client_token"]
+    resp = client.post("auth/token/renew-self", token, json={})
+    assert resp.json()["auth"]["num_uses"] == 3  # the lease's stored auth block, not the uses left
+    assert client.post("auth/token/lookup", json={"token": token}).json()["data"]["num_uses"] == 2

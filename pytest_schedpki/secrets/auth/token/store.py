@@ -63,6 +63,7 @@ class Token:
     expires: datetime.datetime | None = None
     role: str = ""  # the token role it was created through (its period/max apply at each renewal)
     lease_ttl: int = 0  # the TTL its lease was last given (creation or renewal; 0: ``ttl``), seconds
+    granted_uses: int = 0  # num_uses at creation: the lease's auth block keeps it (renewals answer it)
 
     @property
     def is_root(self) -> bool:
@@ -113,7 +114,9 @@ class Token:
 
     def auth_block(self, lease_duration: int | None = None) -> dict:
         """The envelope's ``auth`` block as ``auth/token/create`` returns it (``lease_duration``:
-        seconds, default the token's ``ttl``; renewals pass the renewed TTL)."""
+        seconds, default the token's ``ttl``; renewals pass the renewed TTL). ``num_uses`` is the
+        limit the token was created with, as the lease's stored ``Auth`` keeps it (a renewal answers
+        it however many uses are left; lookups show what is left)."""
         return {
             "client_token": self.id,
             "accessor": self.accessor,
@@ -126,7 +129,7 @@ class Token:
             "token_type": "service",
             "orphan": self.orphan,
             "mfa_requirement": None,
-            "num_uses": self.num_uses,
+            "num_uses": self.granted_uses,
         }
 
 
@@ -261,7 +264,7 @@ class TokenStore:
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
             creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
-            num_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
+            num_uses=num_uses, granted_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
             explicit_max_ttl=explicit_max_ttl, period=period, parent=parent.id if parent else "", path=path,
             role=role,
         )
