@@ -11,8 +11,9 @@ Request handling follows ``internal/http/logical.go`` and ``request_handling.go`
   not decoded, on any path: the handler gets no data and the raw body (``isOcspRequest``);
 * tokens: ``X-Vault-Token`` wins when non-empty, then ``X-Secrets-Token`` (the API document's name;
   a real server ignores it), then ``Authorization: Bearer <t>`` (capital B, as OpenBao);
-* order: mount lookup -> unauthenticated paths skip the token check -> token (403 ``permission
-  denied``) -> policy (403 multierror) -> unknown mount 404 -> the engine's router.
+* order: mount lookup -> the wrapping token of ``sys/wrapping/{lookup,rewrap,unwrap}`` -> unauthenticated
+  paths skip the token check -> expiries due -> token (403 ``permission denied``; one use taken) ->
+  policy (403 multierror) -> unknown mount 404 -> the engine's router (-> a last use revokes the token).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .framework.logical import (
 )
 from .framework.router import LogicalRequest, Router
 from .jsonbody import parse_json_body
-from .leases import record_lease
+from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
 from .system.health import health_response
 from .system.mounts.auth import SYS_AUTH_ROUTER
@@ -49,6 +50,7 @@ from .system.namespaces import check_namespace
 from .system.path_help import help_requested, help_response
 from .system.routes import SYS_ROUTER, TOKEN_ROUTER
 from .system.seal import SERVED_WHILE_SEALED
+from .system.wrapping import WRAPPING_TOKEN_PATHS, check_wrapping_token
 
 # the built-in token method, by mount name under ``auth/``; the other methods are mounts enabled
 # through ``sys/auth`` (service.auth_mounts). The token method's paths are still defined in sys.py.
@@ -300,6 +302,11 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     LogicalResponse; raises LogicalError for every error answer (auth, routing, validation).
     ``remote_addr`` is the client's IP address (AppRole's CIDR rules read it); ``http_body`` the
     undecoded body of an ``application/ocsp-request`` write (``LogicalRequest.http_body``).
+
+    Token lifetimes (``request_handling.go``): expiries due by now are applied first
+    (:func:`~.leases.expire_due`); a request that needs a token takes one of its uses, atomically with
+    the lookup and whatever the answer (``UseToken``), and the request that takes the last one is
+    followed by the token's revocation (:func:`_last_use`).
     """
     if operation == "list" and not rel.endswith("/"):
         rel += "/"
@@ -311,14 +318,57 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     if rel in BODY_TOKEN_PATHS and "token" in raw and (not isinstance(raw["token"], str)
                                                        or isinstance(raw["token"], JsonNumber)):
         raise LogicalError(403, ["invalid token"])  # request_handling.go: before the token is checked
+    if rel in WRAPPING_TOKEN_PATHS:
+        check_wrapping_token(service, raw, token_id)
     found = router.match(inner) if router is not None else None  # once: every check below reads it
     unauthenticated = router is not None and router.is_unauthenticated(inner, found)
     token = None
     if not unauthenticated:
         with service.lock:
-            token = service.tokens.lookup(token_id, service.clock.now())
+            expire_due(service)
+            now = service.clock.now()
+            token = service.tokens.lookup(token_id, now)
+            if token is not None:  # request_handling.go: the use is taken even if the request then fails
+                token = service.tokens.use(token, now)
         if token is None:
             raise permission_denied()
+        if token.num_uses < 0:
+            return _last_use(service, token, lambda: _checked(service, operation, rel, raw, token, headers,
+                                                              remote_addr, help, router, inner, mount, found,
+                                                              unauthenticated, http_body))
+    else:
+        with service.lock:
+            expire_due(service)
+    return _checked(service, operation, rel, raw, token, headers, remote_addr, help, router, inner, mount, found,
+                    unauthenticated, http_body)
+
+
+LAST_USE_LEASED = ("Secret cannot be returned; token had one use left, so leased credentials were immediately "
+                   "revoked.")
+
+
+def _last_use(service: SecretsService, token, answer) -> LogicalResponse:
+    """The request that took a token's last use (``num_uses`` now ``-1``): answered, then the token is
+    revoked with its tree and leases (``handleRequest``'s deferred ``LazyRevoke``); an answer that
+    carries a lease is replaced by 400 ``Secret cannot be returned; token had one use left, so leased
+    credentials were immediately revoked.``"""
+    try:
+        result = answer()
+    finally:
+        with service.lock:
+            removed = service.tokens.revoke(token.id)
+            revoke_token_leases(service, {t.id for t in removed})
+    if result is not None and result.lease_id:
+        raise user_error(LAST_USE_LEASED)
+    return result
+
+
+def _checked(service: SecretsService, operation: str, rel: str, raw: dict[str, Any], token, headers, remote_addr: str,
+             help: bool, router, inner: str, mount, found, unauthenticated: bool,
+             http_body: bytes | None = None) -> LogicalResponse:
+    """The policy check and the handler, for a request whose token was found (or that needs none);
+    ``http_body`` as :func:`dispatch` takes it."""
+    if not unauthenticated:
         sudo = router is not None and router.is_sudo(inner, found)
         capability = operation
         if router is not None:

@@ -226,20 +226,22 @@ class SecretsService:
     # -- response wrapping ---------------------------------------------------------------------------
     def wrap(self, response: Any, ttl: int, creation_path: str) -> dict[str, Any]:
         """Keep ``response`` (a LogicalResponse) behind a new single-use wrapping token valid for
-        ``ttl`` seconds; returns the ``wrap_info`` block (token, accessor, ttl, creation_time,
+        ``ttl`` seconds (as OpenBao makes it: ``num_uses`` 1, ``explicit_max_ttl`` = ``ttl``, ``path``
+        the creation path); returns the ``wrap_info`` block (token, accessor, ttl, creation_time,
         creation_path) as OpenBao sends it."""
         with self.lock:
             now = self.clock.now()
             token = self.tokens.create(now, policies=["response-wrapping"], ttl=ttl, no_default_policy=True,
-                                       renewable=False)
+                                       renewable=False, num_uses=1, explicit_max_ttl=ttl, path=creation_path)
             self.wrapped[token.id] = (response, creation_path, now, ttl)
         return {"token": token.id, "accessor": token.accessor, "ttl": ttl,
                 "creation_time": rfc3339_nano(now), "creation_path": creation_path}
 
     def unwrap(self, token_id: str) -> Any:
-        """The wrapped LogicalResponse (once: the token is then gone), or ``None``."""
+        """The wrapped LogicalResponse (once: the token is then gone), or ``None``. The wrapping token
+        may be on its last use (sent as the request's token), as ``lookupTainted`` allows."""
         with self.lock:
-            if self.tokens.lookup(token_id, self.clock.now()) is None:
+            if self.tokens.lookup(token_id, self.clock.now(), tainted=True) is None:
                 return None
             entry = self.wrapped.pop(token_id, None)
             if entry is None:  # not a wrapping token: refused, and the token stays valid
@@ -250,7 +252,7 @@ class SecretsService:
     def wrapping_info(self, token_id: str) -> dict[str, Any] | None:
         """``sys/wrapping/lookup`` data for a live wrapping token, or ``None``."""
         with self.lock:
-            if self.tokens.lookup(token_id, self.clock.now()) is None or token_id not in self.wrapped:
+            if self.tokens.lookup(token_id, self.clock.now(), tainted=True) is None or token_id not in self.wrapped:
                 return None
             _, path, created, ttl = self.wrapped[token_id]
         return {"creation_path": path, "creation_time": rfc3339_nano(created), "creation_ttl": ttl}

@@ -164,3 +164,12 @@ def test_token_family_never_revokes_the_root_token():
                 assert isinstance(req.token, Ref)
 
     check()
+
+
+def test_capping_warning_remainder_is_tolerated_like_a_ttl():
+    capped = 'TTL of "768h" exceeded the effective max_ttl of "{}"; TTL value is capped accordingly'
+    real = _response(200, {"auth": {"lease_duration": 3}, "warnings": [capped.format("767h59m57s")]})
+    near = _response(200, {"auth": {"lease_duration": 3}, "warnings": [capped.format("767h59m56s")]})
+    far = _response(200, {"auth": {"lease_duration": 3}, "warnings": [capped.format("767h59m50s")]})
+    assert compare.compare(real, near, {}, 2) == []
+    assert compare.compare(real, far, {}, 2) != []

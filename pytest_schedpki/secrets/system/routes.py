@@ -31,7 +31,7 @@ from .health import health_body
 from .lease_paths import LEASE_PATHS
 from .mounts.remount import REMOUNT_PATHS
 from .seal import SEAL_PATHS, seal_status
-from .status import STATUS_PATHS
+from .status import STATUS_PATHS, header_token
 from .token_create import TOKEN_CREATE_PATHS
 from .token_paths import TOKEN_PATHS
 from .token_roles import role_paths
@@ -269,7 +269,9 @@ def _unwrap(req: LogicalRequest) -> LogicalResponse:
 
 
 def _wrap_lookup(req: LogicalRequest) -> LogicalResponse:
-    token_id = req.data.get("token") or (req.token.id if req.token else "")
+    """``sys/wrapping/lookup`` needs no token of its own (an unauthenticated path upstream): the
+    wrapping token comes in the body or as the request's token."""
+    token_id = req.data.get("token") or (req.token.id if req.token else header_token(req.headers))
     info = req.service.wrapping_info(token_id)
     if info is None:
         raise user_error("wrapping token is not valid or does not exist")
@@ -297,7 +299,8 @@ SYS_ROUTER = Router([
     Path("policy/?", {}, {"read": _list_policies_legacy, "list": _list_policies_legacy}),
     Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
-    Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup}),
+    Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup},
+         unauthenticated=True),
     Path("internal/ui/mounts/(?P<path>.+)", {"path": Field(STRING)}, {"read": _ui_mount}, any_token=True),
 ])
 

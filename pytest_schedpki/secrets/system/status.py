@@ -62,7 +62,7 @@ def _auth_list(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data, extra_top=data)
 
 
-def _header_token(headers: dict[str, str]) -> str:
+def header_token(headers: dict[str, str]) -> str:
     """The request's token (``X-Vault-Token``, else a ``Bearer`` authorization), ``""`` for none."""
     lowered = {k.lower(): v for k, v in headers.items()}
     token = lowered.get("x-vault-token", "")
@@ -76,7 +76,7 @@ def _ui_mounts(req: LogicalRequest) -> LogicalResponse:
     ``listing_visibility=unauth`` are listed (type, description, options); a token sees
     the mounts it may use something in (``hasMountAccess``; root sees all); an unknown token: 403
     ``permission denied``."""
-    token_id = _header_token(req.headers)
+    token_id = header_token(req.headers)
     if not token_id:  # only the mounts tuned listing_visibility=unauth, with three of their fields
         secret = {path: {"description": mount.description, "options": dict(mount.options), "type": mount.type}
                   for path, mount in sorted(req.service.mounts.items()) if mount.listing_visibility == "unauth"}

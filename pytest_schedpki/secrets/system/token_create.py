@@ -28,8 +28,8 @@ from .token_ttl import creation_ttl
 
 def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     """``auth/token/create``, ``create-orphan`` and (with ``role``) ``create/:role_name``, in
-    ``handleCreateCommon``'s order: a parent with a use limit (400 ``restricted use token cannot
-    generate child tokens``); the type, use count, alias, id privilege, policies and orphan flag
+    ``handleCreateCommon``'s order: a parent on its last use (400 ``parent token lookup failed: no
+    parent found``), with uses left (400 ``restricted use token cannot generate child tokens``); the type, use count, alias, id privilege, policies and orphan flag
     (:func:`~.auth.token.store.plan_child`, or the role's rules); then ``explicit_max_ttl``, ``period``
     (sudo needed), ``ttl`` (else the deprecated ``lease``), each a duration string of seconds or Go
     units, negative refused (``ttl must be positive``); the TTL as ``CalculateTTL`` gives it
@@ -37,6 +37,8 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     whether it is taken; last the ``Policy "x" does not exist`` warnings.
     """
     parent = req.token
+    if parent.num_uses < 0:  # this request took its last use: the parent lookup no longer finds it
+        raise user_error("parent token lookup failed: no parent found")
     if parent.num_uses > 0:
         raise user_error("restricted use token cannot generate child tokens")
     sudo = _has_sudo(req)
@@ -76,7 +78,7 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
         token = req.service.tokens.create(
             now, policies=chosen, exact_policies=role is None, ttl=ttl, ttl_decided=True,
             full_display_name=display_name(req.data.get("display_name")), meta=req.data.get("meta"),
-            num_uses=req.data.get("num_uses"), renewable=renewable and (role is None or role.renewable),
+            num_uses=_num_uses(req, role), renewable=renewable and (role is None or role.renewable),
             token_id=token_id or None, no_default_policy=bool(req.data.get("no_default_policy"))
             or bool(role is not None and role.no_default_policy),
             parent=None if orphan else parent, explicit_max_ttl=explicit_max_ttl, period=period, path=path,
@@ -87,6 +89,15 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
     warnings += [f'Policy "{name}" does not exist' for name in (token.policies if role is not None else chosen)
                  if name not in req.service.policies and name != "root"]
     return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
+
+
+def _num_uses(req: LogicalRequest, role) -> int:
+    """The new token's use limit: ``num_uses``, or the role's ``token_num_uses`` when the request sets
+    none or more (``handleCreateCommon``: the smaller limit wins, 0 meaning none)."""
+    num_uses = req.data.get("num_uses") or 0
+    if role is not None and role.num_uses and (num_uses == 0 or role.num_uses < num_uses):
+        num_uses = role.num_uses
+    return num_uses
 
 
 def _role_type_checks(req: LogicalRequest, role) -> None:

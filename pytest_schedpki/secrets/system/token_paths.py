@@ -24,7 +24,7 @@ def _now(req: LogicalRequest):
 
 def _lookup(req: LogicalRequest) -> LogicalResponse:
     token_id = req.data.get("token")
-    token = req.token if not token_id else req.service.tokens.lookup(token_id, _now(req))
+    token = req.token if not token_id else req.service.tokens.lookup(token_id, _now(req), tainted=True)
     if token is None:
         raise LogicalError(403, ["bad token"])
     return LogicalResponse(data=token.lookup_data(_now(req)))
@@ -34,30 +34,32 @@ def _lookup_self(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=req.token.lookup_data(_now(req)))
 
 
-def _by_accessor(req: LogicalRequest) -> Token:
+def _by_accessor(req: LogicalRequest, tainted: bool = False) -> Token:
     accessor = req.data.get("accessor")
     if not accessor:
         raise user_error(multierror_text("missing accessor"))
-    token = req.service.tokens.by_accessor(accessor, _now(req))
+    token = req.service.tokens.by_accessor(accessor, _now(req), tainted)
     if token is None:
         raise user_error(multierror_text("invalid accessor"))
     return token
 
 
 def _lookup_accessor(req: LogicalRequest) -> LogicalResponse:
-    data = _by_accessor(req).lookup_data(_now(req))
+    data = _by_accessor(req, tainted=True).lookup_data(_now(req))
     data["id"] = ""
     return LogicalResponse(data=data)
 
 
 def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalResponse:
-    """Renew ``token`` by the request's ``increment`` (seconds); 400 ``lease is not renewable``."""
+    """Renew ``token`` by the request's ``increment`` (seconds; none: the TTL its lease was last
+    given, ``CalculateTTL``'s backend TTL, so a renewal without increment keeps an earlier
+    increment); 400 ``lease is not renewable``."""
     if not token.renewable:
         raise user_error("lease is not renewable")
     now = _now(req)
     period, explicit_max_ttl = role_limits(req.service.tokens.roles.get(token.role) if token.role else None,
                                            token.period, token.explicit_max_ttl)
-    ttl, warnings = renewal_ttl(req.data.get("increment"), token.ttl, period, explicit_max_ttl,
+    ttl, warnings = renewal_ttl(req.data.get("increment"), token.lease_ttl or token.ttl, period, explicit_max_ttl,
                                 token.creation_time, now)
     token = req.service.tokens.renewed(token, ttl, now)
     auth = token.auth_block(lease_duration=ttl)
@@ -67,6 +69,8 @@ def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalR
 
 
 def _renew_self(req: LogicalRequest) -> LogicalResponse:
+    if req.token.num_uses < 0:  # its last use is this request: handleRenewSelf's lookup no longer finds it
+        raise user_error("token not found")
     return renew(req, req.token)
 
 

@@ -49,7 +49,7 @@ def renewal_ttl(increment: int, token_ttl: int, period: int, explicit_max_ttl: i
                 start: datetime.datetime, now: datetime.datetime) -> tuple[int, list[str]]:
     """The TTL (seconds) a renewal grants and its warnings (``CalculateTTL``).
 
-    ``increment`` (0: the token's creation ``token_ttl``) for ordinary tokens, ``period`` for
+    ``increment`` (0: ``token_ttl``, the TTL the lease was last given) for ordinary tokens, ``period`` for
     periodic ones (the increment is ignored). The result never reaches past ``start`` (the token's
     creation) + the effective max TTL (``explicit_max_ttl`` when set and smaller than the system's
     768h; for periodic tokens only ``explicit_max_ttl``); a capped TTL warns ``TTL of "3h" exceeded

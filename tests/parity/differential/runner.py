@@ -187,6 +187,8 @@ class Runner:
             pair.cleanup_real(pair.double)
 
     def exchange(self, pair: h.Pair, req: Req) -> Outcome:
+        if req.pause:
+            time.sleep(req.pause)
         started = time.monotonic()
         real = send(pair.real, req)
         double = send(pair.double, req)
@@ -195,7 +197,8 @@ class Runner:
         problems = compare.compare(real, double, mapping, tolerance)
         errors = [str(e) for e in self.double.pop_handler_errors()] if self.double is not None else []
         token = "" if req.token == h.ROOT_TOKEN else f"[token={req.token!r}] "
-        outcome = Outcome(req, f"{req.method} {_path(req, pair.real)} {token}"
+        pause = f"(after {req.pause:g}s) " if req.pause else ""
+        outcome = Outcome(req, f"{pause}{req.method} {_path(req, pair.real)} {token}"
                                f"{_shown(req.body)}",
                           real, double, problems, handler_errors=errors)
         if problems and not errors:

@@ -7,6 +7,11 @@ sent to both servers; :class:`Ref` values are filled in per side - ``Ref("token"
 the root token's accessor; ``{mount}`` in a path is the sequence's own KV mount. A request may be sent
 with such a token in ``X-Vault-Token`` instead of the root token.
 
+Lifetimes: some creations make short-lived tokens (:data:`SHORT_TTLS`, often parents of later
+creations made with them) or use-limited ones (``num_uses`` 1-3, then used as the request's token);
+now and then a request waits :data:`PAUSE` real seconds first, so short-lived parents expire (with
+their trees) on both sides before it is sent.
+
 Paths: ``auth/token/create`` (plain, ``create-orphan``, ``create/<role>``), lookup / lookup-self /
 lookup-accessor, renew / renew-self / renew-accessor, revoke / revoke-self / revoke-accessor /
 revoke-orphan, token roles (write, read, LIST, delete), LIST accessors; ``sys/policy``,
@@ -165,6 +170,16 @@ def _token_request(draw, kind: str) -> Req:
     if kind == "create":
         tail = draw(st.sampled_from(["create", "create", "create", "create-orphan", "create/" + role]))
         return Req("POST", _p(T + tail), draw(bodies(CREATE)))
+    if kind == "create_short":  # a short-lived token (a parent, when later creations use it)
+        body = {"ttl": draw(st.sampled_from(SHORT_TTLS)), "policies": draw(st.sampled_from(["dev", "default"]))}
+        if draw(st.booleans()):
+            body["num_uses"] = draw(st.sampled_from([0, 2, 5]))
+        return Req("POST", _p(T + draw(st.sampled_from(["create", "create", "create/ops"]))), body)
+    if kind == "create_limited":  # a token with a use limit
+        body = {"num_uses": draw(st.sampled_from([1, 1, 2, 3])), "policies": draw(st.sampled_from(["dev", "default"]))}
+        if draw(st.booleans()):
+            body["ttl"] = draw(st.sampled_from(["1h", *SHORT_TTLS]))
+        return Req("POST", _p(T + "create"), body)
     if kind == "lookup":
         return Req("POST", _p(T + "lookup"), draw(bodies([], ("token",))))
     if kind == "lookup_self":
@@ -233,7 +248,10 @@ def _sys_request(draw, kind: str) -> Req:
     raise AssertionError(kind)
 
 
-TOKEN_KINDS = ["create", "create", "create", "create", "lookup", "lookup", "lookup_self", "lookup_accessor", "renew",
+SHORT_TTLS = ["2s", "2s", "3s"]
+PAUSE = 3.3  # seconds: past the longest of SHORT_TTLS with a margin for bao's expiration manager
+TOKEN_KINDS = ["create", "create", "create", "create", "create_short", "create_short", "create_limited",
+               "create_limited", "lookup", "lookup", "lookup_self", "lookup_accessor", "renew",
                "renew", "renew_self", "renew_accessor", "revoke", "revoke_orphan", "revoke_accessor", "role_write",
                "role_write", "role_read", "roles_list", "accessors"]
 SYS_KINDS = ["policy_write", "policy_write", "policy_read", "policy_list", "capabilities", "capabilities_self",
@@ -252,6 +270,8 @@ def requests(draw) -> Req:
         req.token = draw(st.sampled_from([None, "bogus", ""]))
     if req.method in ("GET", "LIST", "DELETE", "HEAD") and req.body not in (None, {}):
         req.body = None
+    if draw(st.integers(0, 39)) == 23:  # not 0: Hypothesis draws the smallest value far more often
+        req.pause = PAUSE
     return req
 
 
@@ -260,9 +280,64 @@ def _revoke_self(draw) -> Req:
     return Req("POST", _p("/v1/auth/token/revoke-self"), None, Ref("token", draw(st.integers(0, 4))))
 
 
+LATEST, PREVIOUS = Ref("token", -1), Ref("token", -2)  # the last / last-but-one token created in the sequence
+
+
+@st.composite
+def _by_latest(draw) -> Req:
+    """A request made with (or about) the token created last: what a use limit or an expired parent
+    changes (lookup-self, renew-self, create, capabilities-self, a policy-refused read; lookup,
+    lookup-accessor and renew of it by root; LIST accessors)."""
+    T = "/v1/auth/token/"
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return Req("GET", _p(T + "lookup-self"), None, LATEST)
+    if choice == 1:
+        return Req("POST", _p(T + "renew-self"), draw(st.sampled_from([{}, {"increment": "10m"}])), LATEST)
+    if choice == 2:
+        return Req("POST", _p(T + "create"), {"policies": ["dev"], "ttl": "1h"}, LATEST)
+    if choice == 3:
+        return Req("POST", _p("/v1/sys/capabilities-self"), {"path": "secret/x"}, LATEST)
+    if choice == 4:
+        return Req("GET", _p("/v1/sys/mounts"), None, LATEST)
+    if choice == 5:
+        return Req("POST", _p(T + "lookup"), {"token": LATEST})
+    if choice == 6:
+        return Req("POST", _p(T + "lookup-accessor"), {"accessor": Ref("accessor", -1)})
+    if choice == 7:
+        return Req("POST", _p(T + "renew"), {"token": LATEST})
+    if choice == 8:
+        return Req("GET", _p(T + "lookup-self"), None, PREVIOUS)
+    return Req("LIST", _p(T + "accessors"))
+
+
+@st.composite
+def _lifetime(draw) -> list[Req]:
+    """A short scenario around a token's lifetime: a short-lived parent (:data:`SHORT_TTLS`) and a
+    child made with it, or a use-limited token (``num_uses`` 1-3); then requests by or about the
+    newest token, the first of them now and then after :data:`PAUSE` seconds."""
+    T = "/v1/auth/token/"
+    if draw(st.booleans()):
+        parent = {"ttl": draw(st.sampled_from(SHORT_TTLS)), "policies": ["dev"]}
+        child = {"ttl": draw(st.sampled_from(["1h", "1h", "30m"])), "policies": ["dev"]}
+        head = [Req("POST", _p(T + draw(st.sampled_from(["create", "create/ops"]))), parent),
+                Req("POST", _p(T + "create"), child, LATEST)]
+    else:
+        body = {"num_uses": draw(st.sampled_from([1, 1, 2, 3])), "policies": ["dev"]}
+        if draw(st.integers(0, 3)) == 3:
+            body["ttl"] = draw(st.sampled_from(SHORT_TTLS))
+        head = [Req("POST", _p(T + "create"), body)]
+    tail = draw(st.lists(_by_latest(), min_size=1, max_size=4))
+    if draw(st.integers(0, 2)) == 2:
+        tail[0].pause = PAUSE
+    return head + tail
+
+
 def sequences(min_size: int = 1, max_size: int = 8) -> st.SearchStrategy:
-    """Lists of :func:`requests` (with now and then a ``revoke-self`` by a token of the sequence)."""
+    """Lists of :func:`requests` (with now and then a ``revoke-self`` by a token of the sequence, and
+    a :func:`_lifetime` scenario)."""
     one = st.one_of(requests(), requests(), requests(), requests(), requests(), requests(), requests(), requests(),
-                    requests(), _revoke_self())
-    return st.lists(one, min_size=min_size, max_size=max_size)
+                    requests(), _revoke_self()).map(lambda req: [req])
+    part = st.integers(0, 4).flatmap(lambda n: _lifetime() if n == 3 else one)
+    return st.lists(part, min_size=min_size, max_size=max_size).map(lambda parts: [req for p in parts for req in p])
 

@@ -62,6 +62,8 @@ class Token:
     last_renewal: datetime.datetime | None = None
     expires: datetime.datetime | None = None
     role: str = ""  # the token role it was created through (its period/max apply at each renewal)
+    lease_ttl: int = 0  # the TTL its lease was last given (creation or renewal; 0: ``ttl``), seconds
+    granted_uses: int = 0  # num_uses at creation: the lease's auth block keeps it (renewals answer it)
 
     @property
     def is_root(self) -> bool:
@@ -77,10 +79,11 @@ class Token:
         return self.creation_time + datetime.timedelta(seconds=self.ttl)
 
     def lookup_data(self, now: datetime.datetime) -> dict:
-        """``data`` of ``auth/token/lookup-self``: remaining ``ttl`` (seconds), ``expire_time``
-        (RFC 3339 or null), ``creation_time`` (unix seconds) and the rest as OpenBao sends them."""
+        """``data`` of ``auth/token/lookup-self``: remaining ``ttl`` (seconds, :func:`remaining_ttl`),
+        ``expire_time`` (RFC 3339 or null), ``creation_time`` (unix seconds), ``num_uses`` (the uses
+        left; ``-1`` while the request that took the last one runs) and the rest as OpenBao sends them."""
         expires = self.expires_at()
-        remaining = max(0, int((expires - now).total_seconds())) if expires else 0
+        remaining = remaining_ttl(expires, now) if expires else 0
         extra: dict = {}
         if self.period:
             extra["period"] = self.period
@@ -111,7 +114,9 @@ class Token:
 
     def auth_block(self, lease_duration: int | None = None) -> dict:
         """The envelope's ``auth`` block as ``auth/token/create`` returns it (``lease_duration``:
-        seconds, default the token's ``ttl``; renewals pass the renewed TTL)."""
+        seconds, default the token's ``ttl``; renewals pass the renewed TTL). ``num_uses`` is the
+        limit the token was created with, as the lease's stored ``Auth`` keeps it (a renewal answers
+        it however many uses are left; lookups show what is left)."""
         return {
             "client_token": self.id,
             "accessor": self.accessor,
@@ -124,35 +129,102 @@ class Token:
             "token_type": "service",
             "orphan": self.orphan,
             "mfa_requirement": None,
-            "num_uses": self.num_uses,
+            "num_uses": self.granted_uses,
         }
+
+
+def remaining_ttl(expires: datetime.datetime, now: datetime.datetime) -> int:
+    """Whole seconds until ``expires`` as OpenBao's ``leaseEntry.ttl()`` counts them: ``now`` rounded
+    to the nearest second first, the difference truncated (a token created with ``ttl=1h`` reads
+    3600 in the first half second, as on OpenBao); never below 0."""
+    rounded = now.replace(microsecond=0) + datetime.timedelta(seconds=1 if now.microsecond >= 500_000 else 0)
+    return max(0, int((expires - rounded).total_seconds()))
+
+
+REVOCATION_PENDING = -1  # OpenBao's tokenRevocationPending: the last use is being made
 
 
 class TokenStore:
     """Tokens by id, token roles (``roles``: name -> :class:`~.token_roles.TokenRole`) and the
     leases handed out with secrets (``leases``: lease id -> :class:`~.leases.Lease`), as OpenBao's
-    token store and expiration manager keep them. Not thread-safe on its own: the service's lock
-    guards it."""
+    token store and expiration manager keep them. ``due``: no token or lease expires before it (a
+    lower bound; ``None``: nothing expires), so the expiry sweep (:meth:`expire`) runs only when
+    something may have expired. Not thread-safe on its own: the service's lock guards it."""
 
     def __init__(self, root_token: str, now: datetime.datetime):
         self.tokens: dict[str, Token] = {}
         self.roles: dict = {}
         self.leases: dict = {}
+        self.due: datetime.datetime | None = None
         self.root = Token(id=root_token, accessor=random_id(), policies=("root",), creation_time=now,
                           orphan=True, display_name="token")
         self.tokens[root_token] = self.root
 
-    def lookup(self, token_id: str | None, now: datetime.datetime) -> Token | None:
-        """The live token with this id, or ``None`` (unknown, empty, expired or used up)."""
+    def expect(self, when: datetime.datetime | None) -> None:
+        """Note that something (a token or a lease) expires at ``when``: :attr:`due` moves earlier."""
+        if when is not None and (self.due is None or when < self.due):
+            self.due = when
+
+    def alive(self, token: Token, now: datetime.datetime, tainted: bool = False) -> bool:
+        """Whether ``token`` still works at ``now``: neither it nor any of its parents has expired
+        (OpenBao revokes a token's whole tree when its lease expires, ``revokeTree``) or been
+        removed, and it is not waiting for revocation after its last use (``tainted``: it may be,
+        as ``lookupInternal(tainted=true)`` allows for ``lookup`` and ``lookup-accessor``)."""
+        seen = 0
+        while True:
+            if token.num_uses < 0 and not (tainted and seen == 0):
+                return False
+            expires = token.expires_at()
+            if expires is not None and now >= expires:
+                return False
+            if not token.parent:
+                return True
+            parent = self.tokens.get(token.parent)
+            seen += 1
+            if parent is None or seen > len(self.tokens):
+                return False
+            token = parent
+
+    def lookup(self, token_id: str | None, now: datetime.datetime, tainted: bool = False) -> Token | None:
+        """The live token with this id, or ``None`` (unknown, empty, expired, under an expired
+        parent, or used up; ``tainted``: see :meth:`alive`)."""
         if not token_id:
             return None
         token = self.tokens.get(token_id)
-        if token is None:
-            return None
-        expires = token.expires_at()
-        if expires is not None and now >= expires:
+        if token is None or not self.alive(token, now, tainted):
             return None
         return token
+
+    def use(self, token: Token, now: datetime.datetime) -> Token | None:
+        """OpenBao's ``UseToken``: take one use of a token with a use limit (``num_uses`` > 0) and
+        return the token as it now is (its last use leaves ``num_uses`` at ``-1``, revocation pending:
+        the caller revokes it once the request is answered); ``None`` when it was used up or revoked
+        in the meantime. A token without a limit is returned unchanged. Atomic under the service lock."""
+        if token.num_uses == 0:
+            return token
+        current = self.tokens.get(token.id)
+        if current is None or not self.alive(current, now):
+            return None
+        current = replace(current, num_uses=REVOCATION_PENDING if current.num_uses == 1 else current.num_uses - 1)
+        self.tokens[current.id] = current
+        return current
+
+    def expire(self, now: datetime.datetime) -> list[tuple[datetime.datetime, list[Token]]]:
+        """Revoke, as the expiration manager does, every token whose lease expired by ``now``, each
+        with its whole tree (earliest expiry first); returns ``(expiry, removed tokens)`` per expired
+        token (their leases are the caller's to revoke). :attr:`due` is recomputed for the tokens;
+        the caller adds its leases (:meth:`expect`)."""
+        expired = sorted((when, token.id) for token in self.tokens.values()
+                         if (when := token.expires_at()) is not None and when <= now)
+        out = []
+        for when, token_id in expired:
+            removed = self.revoke(token_id)
+            if removed:
+                out.append((when, removed))
+        self.due = None
+        for token in self.tokens.values():
+            self.expect(token.expires_at())
+        return out
 
     def create(self, now: datetime.datetime, policies: list[str] | None = None, ttl: int = 0,
                display_name: str = "", meta: dict | None = None, num_uses: int = 0,
@@ -192,11 +264,12 @@ class TokenStore:
         token = Token(
             id=token_id or "s." + random_id(), accessor=random_id(), policies=tuple(chosen),
             creation_time=now, issue_time=now, ttl=ttl, display_name=name, meta=meta,
-            num_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
+            num_uses=num_uses, granted_uses=num_uses, renewable=renewable and ttl > 0, orphan=parent is None,
             explicit_max_ttl=explicit_max_ttl, period=period, parent=parent.id if parent else "", path=path,
             role=role,
         )
         self.tokens[token.id] = token
+        self.expect(token.expires_at())
         return token
 
     def copy(self) -> TokenStore:
@@ -205,14 +278,15 @@ class TokenStore:
         clone.tokens = dict(self.tokens)
         clone.roles = dict(self.roles)
         clone.leases = dict(self.leases)
+        clone.due = self.due
         clone.root = self.root
         return clone
 
-    def by_accessor(self, accessor: str, now: datetime.datetime) -> Token | None:
-        """The live token with this accessor, or ``None``."""
+    def by_accessor(self, accessor: str, now: datetime.datetime, tainted: bool = False) -> Token | None:
+        """The live token with this accessor, or ``None`` (``tainted``: see :meth:`alive`)."""
         for token in self.tokens.values():
             if accessor and token.accessor == accessor:
-                return self.lookup(token.id, now)
+                return self.lookup(token.id, now, tainted)
         return None
 
     def revoke(self, token_id: str, orphan_children: bool = False) -> list[Token]:
@@ -230,9 +304,12 @@ class TokenStore:
         return removed
 
     def renewed(self, token: Token, ttl: int, now: datetime.datetime) -> Token:
-        """Record a renewal: the token now expires ``ttl`` seconds after ``now``."""
-        token = replace(token, last_renewal=now, expires=now + datetime.timedelta(seconds=ttl))
+        """Record a renewal: the token now expires ``ttl`` seconds after ``now``, and its lease's TTL
+        (the base of the next renewal without ``increment``, ``CalculateTTL``'s backend TTL) is ``ttl``."""
+        token = replace(self.tokens.get(token.id, token), last_renewal=now,
+                        expires=now + datetime.timedelta(seconds=ttl), lease_ttl=ttl)
         self.tokens[token.id] = token
+        self.expect(token.expires)
         return token
 
     def with_root(self, root_token: str) -> None:

@@ -94,13 +94,14 @@ class PkiBackend:
         for listener in self.issuer_listeners:
             listener(self)
 
-    def revoke_secret(self, serial: str) -> None:
+    def revoke_secret(self, serial: str, at: datetime.datetime | None = None) -> None:
         """Revoke what a lease of this mount handed out (Vault's ``Secret.Revoke`` of the PKI
-        ``certs`` secret): certificate ``serial``, when it is still stored. Called by
-        ``sys/leases/revoke*`` and token revocation, under the service lock."""
+        ``certs`` secret): certificate ``serial``, when it is still stored, revoked at ``at`` (the
+        instant its lease or token expired; default now). Called by ``sys/leases/revoke*``, token
+        revocation and expiry, under the service lock."""
         record = self.state.certs.get(serial)
         if record is not None:
-            revoke_certificate(self, record.certificate)
+            revoke_certificate(self, record.certificate, at=at)
 
     def snapshot(self) -> Any:
         """An independent copy of the state (O(stored certificates)), for a baseline."""

@@ -56,6 +56,7 @@ periodic rebuild (see :mod:`.crl`) and, with ``enable_delta``, the serial joins 
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -138,14 +139,16 @@ def revocation_data(record: CertRecord) -> dict[str, Any]:
             "revocation_time_rfc3339": format_rfc3339_nano(record.revocation_time), "state": "revoked"}
 
 
-def revoke_certificate(backend: PkiBackend, cert: x509.Certificate) -> LogicalResponse:
+def revoke_certificate(backend: PkiBackend, cert: x509.Certificate,
+                       at: datetime.datetime | None = None) -> LogicalResponse:
     """``revokeCert``: refuse an issuer of this mount (400), answer an earlier revocation as it was,
     refuse to add an (almost) expired certificate (200 + warning, ``data: null``), else record the
     revocation at the double's clock and rebuild the CRLs (or, with ``auto_rebuild``, leave them to
     the periodic rebuild and note the serial in the delta WAL when ``enable_delta``).
 
     ``cert`` must be stored in ``state.certs`` already (the caller stores a certificate given by PEM).
-    Usable directly by fixtures: ``revoke_certificate(backend, cert)``."""
+    ``at``: the revocation instant (default the double's clock now), given when a lease's expiry
+    revokes the certificate after the fact. Usable directly by fixtures: ``revoke_certificate(backend, cert)``."""
     state = backend.state
     serial = serial_to_hex(serial_of(cert))
     for issuer_id in sorted(state.issuers):
@@ -155,7 +158,7 @@ def revoke_certificate(backend: PkiBackend, cert: x509.Certificate) -> LogicalRe
     if record.revocation_time is not None:
         return LogicalResponse(data=revocation_data(record))
     config = state.config_crl
-    now = backend.now()
+    now = at if at is not None else backend.now()
     if (cert.not_valid_after_utc - now).total_seconds() < 2 and not config.get("allow_expired_cert_revocation"):
         return LogicalResponse(data=None, warnings=[EXPIRED.format(serial)])
     record = replace(record, revocation_time=now, issuer_id=revocation_issuer_id(state, cert, record.issuer_id))
