@@ -40,7 +40,8 @@ def _now(double) -> int:
 def _login(double, method: str, payload: bytes | dict) -> requests.Response:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     token = jwt.PyJWS().encode(body, double.scheduler.idp.key, algorithm="RS256", headers={"kid": KID})
-    return requests.post(double.scheduler_url + "/v1/acl/login", json={"AuthMethodName": method, "LoginToken": token})
+    return requests.post(double.scheduler_url + "/v1/acl/login", json={"AuthMethodName": method, "LoginToken": token},
+                         timeout=60)
 
 
 def _plain(r: requests.Response) -> tuple[int, str]:
@@ -102,3 +103,64 @@ def test_time_claims_decode_as_go_jose_numeric_dates(sso):
 def test_an_audience_that_is_not_strings_is_refused_as_go_jose_refuses_it(sso, aud):
     now = _now(sso)
     assert _plain(_login(sso, "static", {"aud": aud, "sub": "alice", "iat": now})) == (401, AUDIENCE)
+
+
+# -- binding-rule selectors with `matches` (item 4) ------------------------------------------------
+
+@pytest.fixture
+def selector_login(sso):
+    """Login on ``static`` with claim ``sub`` mapped to ``value.sub``, the only rule being ``selector``."""
+    f = Factories(sso.scheduler, sso.secrets, sso.scheduler_url).scheduler
+    f.jwt_auth_method("sel", builtin_idp=True, Config={"ClaimMappings": {"sub": "sub"}})
+
+    def run(selector: str, sub: str) -> requests.Response:
+        f.binding_rule("sel", "policy", "eng", selector=selector)
+        try:
+            return _login(sso, "sel", {"aud": "nomad", "sub": sub, "iat": _now(sso)})
+        finally:
+            for rule_id in list(sso.scheduler.binding_rules.rules):
+                if sso.scheduler.binding_rules.rules[rule_id].AuthMethod == "sel":
+                    sso.scheduler.binding_rules.delete(rule_id)
+    return run
+
+
+NO_BINDING = (400, "no role or policy bindings matched")
+
+
+@pytest.mark.parametrize("pattern, sub", [
+    (r"^(a)\\1$", "aa"),            # a backreference: Go's regexp refuses it
+    (r"^a(?=a)", "aa"),             # lookahead
+    (r"(?<=a)a$", "aa"),            # lookbehind
+    (r"^a\\Z", "a"),                # \Z: Go has only \z
+    (r"^(?P<x>a)(?P=x)$", "aa"),    # a named backreference
+])
+def test_a_regex_go_refuses_makes_the_rule_not_match(selector_login, pattern, sub):
+    # go-bexpr compiles `matches` with Go's regexp at login; a compile error is an evaluation
+    # error, and Nomad's binder takes that as "no match" (the rule itself was accepted: parse only)
+    assert _plain(selector_login(f'value.sub matches "{pattern}"', sub)) == NO_BINDING
+
+
+@pytest.mark.parametrize("pattern, sub", [(r"^a+$", "aaa"), (r"(?i)^A\\pL$", "ab"), (r"^(?<n>a)b$", "ab"),
+                                          (r"(?U)a+", "a"), (r"^\\x{61}\\z", "a")])
+def test_go_regex_syntax_still_matches(selector_login, pattern, sub):
+    assert selector_login(f'value.sub matches "{pattern}"', sub).status_code == 200
+
+
+def test_a_catastrophic_regex_is_linear_and_the_login_answers(selector_login):
+    # ^(a+)+$ backtracks 2**n steps in a backtracking engine (29 characters held the lock ~6.5 s,
+    # 41 would take hours); RE2 answers at once. _login's timeout bounds a hang: nothing is timed.
+    assert _plain(selector_login('value.sub matches "^(a+)+$"', "a" * 40 + "!")) == NO_BINDING
+
+
+def test_selectors_are_evaluated_outside_the_scheduler_lock(sso, selector_login, monkeypatch):
+    from pytest_schedpki.scheduler.sso import bexpr
+
+    real, held = bexpr.matches, []
+
+    def spy(selector, datum):
+        held.append(sso.scheduler._lock._is_owned())
+        return real(selector, datum)
+
+    monkeypatch.setattr(bexpr, "matches", spy)
+    assert selector_login('value.sub matches "^al"', "alice").status_code == 200
+    assert held == [False]
