@@ -5,10 +5,12 @@ go-bexpr v0.1.16 and Go's ``net/url``), and in the double's built-in identity pr
 from __future__ import annotations
 
 import json
+import time
 
 import jwt
 import pytest
 import requests
+from served_process import ServedProcess
 
 from pytest_schedpki.factories import Factories
 from pytest_schedpki.scheduler.sso.idp import KID
@@ -146,10 +148,31 @@ def test_go_regex_syntax_still_matches(selector_login, pattern, sub):
     assert selector_login(f'value.sub matches "{pattern}"', sub).status_code == 200
 
 
-def test_a_catastrophic_regex_is_linear_and_the_login_answers(selector_login):
-    # ^(a+)+$ backtracks 2**n steps in a backtracking engine (29 characters held the lock ~6.5 s,
-    # 41 would take hours); RE2 answers at once. _login's timeout bounds a hang: nothing is timed.
-    assert _plain(selector_login('value.sub matches "^(a+)+$"', "a" * 40 + "!")) == NO_BINDING
+def test_a_catastrophic_regex_is_linear_and_the_login_answers():
+    # ^(a+)+$ backtracks 2**n steps in a backtracking engine, holding the GIL and the state lock
+    # (29 characters took ~6.5 s; 41 take hours). RE2 answers at once. The server runs in a child
+    # process so that a hang is a client timeout here: the timeout bounds a hang, nothing is timed.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                        serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    served = ServedProcess()
+    try:
+        url = f"http://127.0.0.1:{served.ports['scheduler']}"
+        for path, body in (("/v1/acl/auth-method", {"Name": "sel", "Type": "JWT", "TokenLocality": "local",
+                                                    "MaxTokenTTL": "1h", "Config": {"JWTValidationPubKeys": [pem],
+                                                    "ClaimMappings": {"sub": "sub"}}}),
+                           ("/v1/acl/policy/eng", {"Name": "eng"}),
+                           ("/v1/acl/binding-rule", {"AuthMethod": "sel", "BindType": "policy", "BindName": "eng",
+                                                     "Selector": 'value.sub matches "^(a+)+$"'})):
+            assert requests.put(url + path, json=body, headers=N, timeout=30).status_code == 200
+        token = jwt.encode({"sub": "a" * 40 + "!", "iat": int(time.time())}, key, algorithm="RS256")
+        r = requests.post(url + "/v1/acl/login", json={"AuthMethodName": "sel", "LoginToken": token}, timeout=30)
+        assert _plain(r) == NO_BINDING
+    finally:
+        served.stop(timeout=5)
 
 
 def test_selectors_are_evaluated_outside_the_scheduler_lock(sso, selector_login, monkeypatch):
@@ -164,3 +187,56 @@ def test_selectors_are_evaluated_outside_the_scheduler_lock(sso, selector_login,
     monkeypatch.setattr(bexpr, "matches", spy)
     assert selector_login('value.sub matches "^al"', "alice").status_code == 200
     assert held == [False]
+
+
+# -- OIDC redirect URIs (item 3) ------------------------------------------------------------------
+
+CALLBACK = "http://localhost:4649/oidc/callback"
+AUTH_URL = "failed to generate auth URL: Provider.AuthURL: Provider.validRedirect: "
+
+
+def _auth_url(double, redirect: str, method: str = "okta") -> requests.Response:
+    return requests.post(double.scheduler_url + "/v1/acl/oidc/auth-url", timeout=60,
+                         json={"AuthMethodName": method, "RedirectURI": redirect, "ClientNonce": "n-" + redirect})
+
+
+@pytest.fixture
+def okta(sso):
+    Factories(sso.scheduler, sso.secrets, sso.scheduler_url).scheduler.oidc_auth_method("okta", builtin_idp=True)
+    return sso
+
+
+@pytest.mark.parametrize("redirect", [
+    "http://user:pw@localhost:4649/oidc/callback",   # userinfo stays in the port-less comparison
+    "http://alice@localhost:4649/oidc/callback",
+    "http://LOCALHOST:4649/oidc/callback",           # Hostname() keeps the case: not a loopback name
+    "http://localhost.:4649/oidc/callback",
+    "http://localhost:4649/oidc/callback/",
+])
+def test_a_redirect_cap_does_not_allow_is_refused(okta, redirect):
+    assert _plain(_auth_url(okta, redirect)) == (500, f"{AUTH_URL}redirect URI {redirect}: unauthorized redirect_uri")
+
+
+@pytest.mark.parametrize("redirect, reason", [
+    ("http://evil.example\\@localhost:4649/oidc/callback", "net/url: invalid userinfo"),
+    ("http://a b@localhost:4649/oidc/callback", "net/url: invalid userinfo"),
+    ("http://local%68ost:4649/oidc/callback", 'invalid URL escape "%68"'),
+    ("http://localhost:46a9/oidc/callback", 'invalid port ":46a9" after host'),
+])
+def test_a_redirect_go_cannot_parse_is_an_invalid_uri(okta, redirect, reason):
+    quoted = json.dumps(redirect)
+    assert _plain(_auth_url(okta, redirect)) == (
+        500, f"{AUTH_URL}redirect URI {redirect} is an invalid URI parse {quoted}: {reason}: invalid parameter")
+
+
+@pytest.mark.parametrize("redirect", [CALLBACK, "http://localhost:1/oidc/callback", "http://localhost/oidc/callback"])
+def test_a_loopback_redirect_on_any_port_is_still_allowed(okta, redirect):
+    assert _auth_url(okta, redirect).status_code == 200
+
+
+def test_an_allowed_redirect_go_cannot_parse_fails_the_check(okta):
+    f = Factories(okta.scheduler, okta.secrets, okta.scheduler_url).scheduler
+    f.oidc_auth_method("bad", builtin_idp=True, Config={"AllowedRedirectURIs": ["http://a\\@b/cb", CALLBACK]})
+    assert _plain(_auth_url(okta, "http://localhost:1/oidc/callback", "bad")) == (
+        500, f'{AUTH_URL}allowed redirect URI <nil> is an invalid URI parse "http://a\\\\@b/cb": net/url: invalid '
+             "userinfo: invalid parameter")

@@ -18,8 +18,9 @@ import secrets
 import ssl
 import urllib.error
 import urllib.request
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
+from ...golang.url import go_url_hostname, go_url_parse_error, go_url_string_without_port
 from ..model import SchedulerError, multierror_text
 from ..tokens import ACLToken
 from .jwt_validate import JWTError
@@ -109,19 +110,31 @@ def _provider(config) -> tuple[dict, ssl.SSLContext | None]:
     return doc, context
 
 
-def valid_redirect(uri: str, allowed) -> bool:
-    """cap ``Provider.validRedirect``: empty list = any; loopback hosts compare without the port."""
+def redirect_error(uri: str, allowed) -> str | None:
+    """cap ``Provider.validRedirect`` (v0.13.0): None when ``uri`` may be used, else the error text
+    (``Provider.validRedirect: ...``). An empty list allows anything. ``uri`` must parse as Go's
+    ``url.Parse`` does (``redirect URI <uri> is an invalid URI parse "<uri>": <reason>: invalid
+    parameter``, e.g. a backslash in the userinfo). A redirect whose ``Hostname()`` is not exactly
+    ``localhost``, ``127.0.0.1`` or ``::1`` (case kept: ``LOCALHOST`` is not) must be in the list
+    as written; then, and for loopback hosts, the port-less ``String()`` (userinfo kept) must equal
+    an entry's, every entry being parsed in turn (one that does not parse: ``allowed redirect URI
+    <nil> is an invalid URI <err>: invalid parameter``)."""
+    op = "Provider.validRedirect"
     if not allowed:
-        return True
-    parts = urlsplit(uri)
-    if parts.hostname not in _LOOPBACK:
-        return uri in allowed
-
-    def portless(u: str) -> str:
-        p = urlsplit(u)
-        host = p.hostname or ""
-        return urlunsplit((p.scheme, f"[{host}]" if ":" in host else host, p.path, p.query, p.fragment))
-    return any(portless(uri) == portless(a) for a in allowed)
+        return None
+    problem = go_url_parse_error(uri)
+    if problem:
+        return f"{op}: redirect URI {uri} is an invalid URI {problem}: invalid parameter"
+    if go_url_hostname(uri) not in _LOOPBACK and uri not in allowed:
+        return f"{op}: redirect URI {uri}: unauthorized redirect_uri"
+    portless = go_url_string_without_port(uri)
+    for entry in allowed:
+        problem = go_url_parse_error(entry)
+        if problem:
+            return f"{op}: allowed redirect URI <nil> is an invalid URI {problem}: invalid parameter"
+        if go_url_string_without_port(entry) == portless:
+            return None
+    return f"{op}: redirect URI {uri}: unauthorized redirect_uri"
 
 
 def auth_url(state, method_name: str, redirect_uri: str, client_nonce: str) -> str:
@@ -136,9 +149,9 @@ def auth_url(state, method_name: str, redirect_uri: str, client_nonce: str) -> s
         request = state.oidc.get_or_create(client_nonce, method, redirect_uri)
     config = method.Config
     doc, _ = _provider(config)
-    if not valid_redirect(redirect_uri, config.AllowedRedirectURIs):
-        raise SchedulerError(500, "failed to generate auth URL: Provider.AuthURL: Provider.validRedirect: "
-                                  f"redirect URI {redirect_uri}: unauthorized redirect_uri")
+    problem = redirect_error(redirect_uri, config.AllowedRedirectURIs)
+    if problem:
+        raise SchedulerError(500, f"failed to generate auth URL: Provider.AuthURL: {problem}")
     scopes = list(config.OIDCScopes or ())
     if "openid" not in scopes:
         scopes.insert(0, "openid")
@@ -239,8 +252,9 @@ def complete_auth(state, values: dict) -> tuple[int, ACLToken]:
         raise SchedulerError(500, "no OIDC request found for client nonce")
     if get("State") != request["state"]:
         raise _exchange_error("authentication request state and authorization state are not equal: invalid parameter")
-    if not valid_redirect(request["redirect"], config.AllowedRedirectURIs):
-        raise _exchange_error(f"Provider.validRedirect: redirect URI {request['redirect']}: unauthorized redirect_uri")
+    problem = redirect_error(request["redirect"], config.AllowedRedirectURIs)
+    if problem:
+        raise _exchange_error(problem)
     now = state.clock.now()
     if now > request["created"] + REQUEST_TTL:
         raise _exchange_error("authentication request is expired: invalid parameter")
