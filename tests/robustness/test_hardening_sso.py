@@ -240,3 +240,75 @@ def test_an_allowed_redirect_go_cannot_parse_fails_the_check(okta):
     assert _plain(_auth_url(okta, "http://localhost:1/oidc/callback", "bad")) == (
         500, f'{AUTH_URL}allowed redirect URI <nil> is an invalid URI parse "http://a\\\\@b/cb": net/url: invalid '
              "userinfo: invalid parameter")
+
+
+# -- the built-in identity provider's codes (item 5) ----------------------------------------------
+
+@pytest.fixture
+def idp(double):
+    """The double on a manual clock (back to following real time afterwards); ``authorize(**params)``
+    runs ``GET /idp/authorize`` on one keep-alive session."""
+    double.reset()
+    clock = double.clock.use("manual")
+    session = requests.Session()
+
+    def authorize(**params) -> requests.Response:
+        query = {"client_id": "nomad", "redirect_uri": CALLBACK, "state": "st", "nonce": "n", **params}
+        return session.get(double.scheduler_url + "/idp/authorize", params=query, allow_redirects=False, timeout=60)
+
+    yield double, clock, authorize, session
+    session.close()
+    double.clock.use("follow")
+
+
+def _code(reply: requests.Response) -> str:
+    assert reply.status_code == 302, reply.text
+    return reply.headers["Location"].split("code=")[1].split("&")[0]
+
+
+def test_authorization_codes_are_capped_and_expire_after_60_seconds(idp):
+    double, clock, authorize, _ = idp
+    idp_state = double.scheduler.idp
+    for _ in range(1000):
+        _code(authorize())
+    assert len(idp_state.codes) == 1000
+    r = authorize()
+    assert (r.status_code, r.json()["error"]) == (503, "temporarily_unavailable")
+    assert len(idp_state.codes) == 1000
+    clock.advance(61)
+    _code(authorize())
+    assert len(idp_state.codes) == 1  # the expired ones are gone
+
+
+def test_an_authorization_code_older_than_60_seconds_is_an_invalid_grant(idp):
+    double, clock, authorize, session = idp
+    code = _code(authorize())
+    clock.advance(61)
+    r = session.post(double.scheduler_url + "/idp/token", timeout=60,
+                     data={"grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK})
+    assert (r.status_code, r.json()) == (400, {"error": "invalid_grant"})
+
+
+def test_access_tokens_expire_with_their_expires_in(idp):
+    double, clock, authorize, session = idp
+    r = session.post(double.scheduler_url + "/idp/token", timeout=60,
+                     data={"grant_type": "authorization_code", "code": _code(authorize()), "redirect_uri": CALLBACK})
+    access, expires_in = r.json()["access_token"], r.json()["expires_in"]
+    userinfo = double.scheduler_url + "/idp/userinfo"
+    assert session.get(userinfo, headers={"Authorization": "Bearer " + access}, timeout=60).status_code == 200
+    clock.advance(expires_in + 1)
+    r = session.get(userinfo, headers={"Authorization": "Bearer " + access}, timeout=60)
+    assert (r.status_code, r.json()) == (401, {"error": "invalid_token"})
+    assert double.scheduler.idp.access_tokens == {}
+
+
+@pytest.mark.parametrize("name", ["redirect_uri", "state", "nonce", "client_id", "code_challenge", "scope"])
+def test_an_authorize_parameter_over_4096_bytes_is_a_400(idp, name):
+    double, _, authorize, _ = idp
+    value = CALLBACK + "?x=" + "a" * 4096 if name == "redirect_uri" else "é" * 2049
+    r = authorize(**{name: value})
+    assert (r.status_code, r.json()) == (400, {"error": "invalid_request", "error_description":
+                                               f"parameter {name} is longer than 4096 bytes"})
+    assert double.scheduler.idp.codes == {}
+    if name != "redirect_uri":
+        _code(authorize(**{name: "a" * 4096}))  # 4096 bytes pass
