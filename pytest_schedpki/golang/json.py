@@ -23,7 +23,7 @@ from .scan import GoJSONError, first_value_end, quote_char
 
 _SPACE = b" \t\r\n"
 
-__all__ = ["GoJSONError", "JArr", "JNum", "JObj", "JStr", "decode_first_value", "go_format_value", "kind_name", "unmarshal_value", "unquote"]
+__all__ = ["GoJSONError", "JArr", "JNum", "JObj", "JStr", "decode_first_value", "go_format_value", "kind_name", "unmarshal_nodes", "unmarshal_value", "unquote"]
 
 
 class JObj:
@@ -231,17 +231,10 @@ def _plain(node: object) -> object:
     return node
 
 
-def unmarshal_value(data: bytes, into_map: bool = False) -> object:
-    """``json.Unmarshal(data, &v)`` with ``v`` an ``interface{}`` (with ``into_map``: a
-    ``map[string]interface{}``), as plain Python values: dict (a repeated key keeps its last
-    value), list, str, int/float (float64 range), bool, None.
-
-    Raises :class:`GoJSONError` with Go's text: a syntax error anywhere in ``data`` (``unexpected
-    end of JSON input``, ``invalid character 'N' looking for beginning of value``, ``invalid
-    character 'x' after top-level value``); ``json: cannot unmarshal number 1e999 into Go value of
-    type float64`` for the first number (in document order) beyond float64; with ``into_map``,
-    ``json: cannot unmarshal array into Go value of type map[string]interface {}`` for a top-level
-    value that is not an object (``null`` gives None). Nesting is walked without recursion."""
+def unmarshal_nodes(data: bytes) -> object:
+    """The node tree of ``data`` as ``json.Unmarshal`` checks it first: the whole input must be one
+    JSON value (raises :class:`GoJSONError`: ``unexpected end of JSON input``, a scanner error, or
+    ``invalid character 'x' after top-level value``)."""
     try:
         end = first_value_end(data)
     except GoJSONError as exc:
@@ -251,7 +244,21 @@ def unmarshal_value(data: bytes, into_map: bool = False) -> object:
     rest = _skip_space(data + b"\x00", end)
     if rest < len(data):
         raise GoJSONError(f"invalid character {quote_char(data[rest])} after top-level value", rest)
-    root = _build(data[:end])
+    return _build(data[:end])
+
+
+def unmarshal_value(data: bytes, into_map: bool = False) -> object:
+    """``json.Unmarshal(data, &v)`` with ``v`` an ``interface{}`` (with ``into_map``: a
+    ``map[string]interface{}``), as plain Python values: dict (a repeated key keeps its last
+    value), list, str, int/float (float64 range), bool, None.
+
+    Raises :class:`GoJSONError` with Go's text: a syntax error anywhere in ``data`` (see
+    :func:`unmarshal_nodes`; ``invalid character 'N' looking for beginning of value``); ``json:
+    cannot unmarshal number 1e999 into Go value of type float64`` for the first number (in document
+    order) beyond float64; with ``into_map``, ``json: cannot unmarshal array into Go value of type
+    map[string]interface {}`` for a top-level value that is not an object (``null`` gives None).
+    Nesting is walked without recursion."""
+    root = unmarshal_nodes(data)
     if into_map and root is not None and not isinstance(root, JObj):
         raise GoJSONError(f"json: cannot unmarshal {kind_name(root)} into Go value of type map[string]interface {{}}")
     result = _plain(root)

@@ -312,3 +312,63 @@ def test_an_authorize_parameter_over_4096_bytes_is_a_400(idp, name):
     assert double.scheduler.idp.codes == {}
     if name != "redirect_uri":
         _code(authorize(**{name: "a" * 4096}))  # 4096 bytes pass
+
+
+# -- the OIDC callback's id_token times (go-oidc's jsonTime) -------------------------------------
+
+VERIFY = ("failed to exchange token with provider: Provider.Exchange: id_token failed verification: "
+          "Provider.VerifyIDToken: ")
+
+
+@pytest.fixture
+def oidc_login(okta, monkeypatch):
+    """``run(claims_json)``: a whole OIDC login whose ID token payload is ``claims_json`` (iss, aud,
+    sub and nonce filled in), signed with the built-in IdP's key."""
+    Factories(okta.scheduler, okta.secrets, okta.scheduler_url).scheduler.binding_rule("okta", "policy", "eng")
+    idp = okta.scheduler.idp
+    body = {}
+
+    def id_token(issuer, client_id, claims, nonce=""):
+        head = json.dumps({"iss": issuer, "aud": client_id, "sub": "alice", "nonce": nonce})[:-1]
+        return jwt.PyJWS().encode((head + ", " + body["rest"] + "}").encode(), idp.key, algorithm="RS256",
+                                  headers={"kid": KID})
+
+    monkeypatch.setattr(idp, "id_token", id_token)
+
+    def run(rest: str) -> requests.Response:
+        body["rest"] = rest
+        url = _auth_url(okta, CALLBACK).json()["AuthURL"]
+        location = requests.get(url, allow_redirects=False, timeout=60).headers["Location"]
+        query = dict(p.split("=", 1) for p in location.split("?", 1)[1].split("&"))
+        return requests.post(okta.scheduler_url + "/v1/acl/oidc/complete-auth", timeout=60, json={
+            "AuthMethodName": "okta", "ClientNonce": "n-" + CALLBACK, "State": query["state"], "Code": query["code"],
+            "RedirectURI": CALLBACK})
+    return run
+
+
+@pytest.mark.parametrize("rest, error", [
+    ('"exp": 1e999', 'strconv.ParseFloat: parsing "1e999": value out of range'),
+    ('"exp": -1e999', 'strconv.ParseFloat: parsing "-1e999": value out of range'),
+    ('"exp": NaN', "invalid character 'N' looking for beginning of value"),
+    ('"exp": Infinity', "invalid character 'I' looking for beginning of value"),
+    ('"exp": "yesterday"', 'json: invalid number literal, trying to unmarshal "\\"yesterday\\"" into Number'),
+    ('"exp": true', "json: cannot unmarshal bool into Go value of type json.Number"),
+    ('"exp": {"a": 1}', "json: cannot unmarshal object into Go value of type json.Number"),
+    ('"exp": null', 'strconv.ParseFloat: parsing "": invalid syntax'),
+    ('"exp": {later}, "nbf": 1e999', 'strconv.ParseFloat: parsing "1e999": value out of range'),
+    ('"exp": {later}, "iat": [1]', "json: cannot unmarshal array into Go value of type json.Number"),
+])
+def test_an_id_token_time_go_oidc_cannot_decode_fails_the_exchange(okta, oidc_login, rest, error):
+    later = _now(okta) + 300
+    r = oidc_login(rest.replace("{later}", str(later)))
+    assert _plain(r) == (500, f"{VERIFY}invalid id_token: oidc: failed to unmarshal claims: {error}")
+
+
+def test_id_token_times_decode_as_go_oidc_json_times(okta, oidc_login):
+    later = _now(okta) + 300
+    assert oidc_login(f'"exp": "{later}", "iat": {later - 300}').status_code == 200  # a string holding a number
+    assert oidc_login(f'"EXP": {later}').status_code == 200  # field names match case-insensitively
+    assert oidc_login(f'"exp": {later}, "nbf": null').status_code == 200
+    assert _plain(oidc_login(f'"exp": {later}, "other": 1e999')) == (
+        500, f"{VERIFY}UnmarshalClaims: unable to marshal jwt JSON: json: cannot unmarshal number 1e999 into Go "
+             "value of type float64")
