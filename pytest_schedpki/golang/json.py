@@ -19,11 +19,11 @@ import re
 from decimal import Decimal
 
 from .duration import _rune_width
-from .scan import GoJSONError, first_value_end
+from .scan import GoJSONError, first_value_end, quote_char
 
 _SPACE = b" \t\r\n"
 
-__all__ = ["GoJSONError", "JArr", "JNum", "JObj", "JStr", "decode_first_value", "go_format_value", "kind_name", "unquote"]
+__all__ = ["GoJSONError", "JArr", "JNum", "JObj", "JStr", "decode_first_value", "go_format_value", "kind_name", "unmarshal_nodes", "unmarshal_value", "unquote"]
 
 
 class JObj:
@@ -200,6 +200,83 @@ def decode_first_value(data: bytes) -> object:
     """
     end = first_value_end(data)
     return _build(data[:end])
+
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def _go_number(raw: str):
+    """A JSON number as the float64 Go decodes it (an integer literal exactly representable in a
+    float64 stays a Python int); one that overflows float64 raises Go's UnmarshalTypeError text."""
+    if _INTEGER.fullmatch(raw) and len(raw) < 16:
+        return int(raw)
+    value = float(raw)
+    if value in (float("inf"), float("-inf")):
+        raise GoJSONError(f"json: cannot unmarshal number {raw} into Go value of type float64")
+    if _INTEGER.fullmatch(raw) and abs(int(raw)) <= 2 ** 53:
+        return int(raw)
+    return value
+
+
+def _plain(node: object) -> object:
+    if isinstance(node, JObj):
+        return {}
+    if isinstance(node, JArr):
+        return []
+    if isinstance(node, JStr):
+        return node.value
+    if isinstance(node, JNum):
+        return _go_number(node.raw)
+    return node
+
+
+def unmarshal_nodes(data: bytes) -> object:
+    """The node tree of ``data`` as ``json.Unmarshal`` checks it first: the whole input must be one
+    JSON value (raises :class:`GoJSONError`: ``unexpected end of JSON input``, a scanner error, or
+    ``invalid character 'x' after top-level value``)."""
+    try:
+        end = first_value_end(data)
+    except GoJSONError as exc:
+        if str(exc) in ("EOF", "unexpected EOF"):
+            raise GoJSONError("unexpected end of JSON input") from None
+        raise
+    rest = _skip_space(data + b"\x00", end)
+    if rest < len(data):
+        raise GoJSONError(f"invalid character {quote_char(data[rest])} after top-level value", rest)
+    return _build(data[:end])
+
+
+def unmarshal_value(data: bytes, into_map: bool = False) -> object:
+    """``json.Unmarshal(data, &v)`` with ``v`` an ``interface{}`` (with ``into_map``: a
+    ``map[string]interface{}``), as plain Python values: dict (a repeated key keeps its last
+    value), list, str, int/float (float64 range), bool, None.
+
+    Raises :class:`GoJSONError` with Go's text: a syntax error anywhere in ``data`` (see
+    :func:`unmarshal_nodes`; ``invalid character 'N' looking for beginning of value``); ``json:
+    cannot unmarshal number 1e999 into Go value of type float64`` for the first number (in document
+    order) beyond float64; with ``into_map``, ``json: cannot unmarshal array into Go value of type
+    map[string]interface {}`` for a top-level value that is not an object (``null`` gives None).
+    Nesting is walked without recursion."""
+    root = unmarshal_nodes(data)
+    if into_map and root is not None and not isinstance(root, JObj):
+        raise GoJSONError(f"json: cannot unmarshal {kind_name(root)} into Go value of type map[string]interface {{}}")
+    result = _plain(root)
+    work: list[tuple[object, object, int]] = [(root, result, 0)]
+    while work:
+        node, value, i = work.pop()
+        items = node.pairs if isinstance(node, JObj) else node.items if isinstance(node, JArr) else ()
+        if i >= len(items):
+            continue
+        work.append((node, value, i + 1))
+        key, child = items[i] if isinstance(node, JObj) else (None, items[i])
+        child_value = _plain(child)
+        if isinstance(value, dict):
+            value[key] = child_value
+        else:
+            value.append(child_value)
+        work.append((child, child_value, 0))
+    return result
 
 
 # -- Go fmt %v of interface{} values ------------------------------------------------------------

@@ -7,9 +7,14 @@ the path escaped (``not a uri`` -> ``not%20a%20uri``), non-ASCII host bytes perc
 valid original escaping kept (``/%41%2f`` stays).
 
 :func:`go_url_string` returns that text or raises :class:`GoURLError` (``str()`` is Go's reason).
-Covered: scheme, opaque URIs (``urn:...``, ``mailto:...``), authority with userinfo, host
-(bracketed IPv6, port digits, invalid host characters), path with ``RawPath``, query (kept
-verbatim, ``ForceQuery``) and fragment with ``RawFragment``.
+Covered: scheme, opaque URIs (``urn:...``, ``mailto:...``), authority with userinfo (RFC 3986
+characters only: ``net/url: invalid userinfo``), host (bracketed IPv6, port digits, invalid host
+characters, %-escapes of non-ASCII bytes only), path with ``RawPath``, query (kept verbatim,
+``ForceQuery``) and fragment with ``RawFragment``. Not covered: Go 1.26's strict colons in a host
+(``http://localhost:80:80``) and the ``netip`` check of a bracketed address.
+
+:func:`go_url_parse_error`, :func:`go_url_hostname` and :func:`go_url_string_without_port` give
+``url.Parse``'s full error text, ``Hostname()`` and a port-less ``String()`` (cap's redirect check).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import re
 
 from .duration import go_quote
 
-__all__ = ["GoURLError", "go_url_string"]
+__all__ = ["GoURLError", "go_url_hostname", "go_url_parse_error", "go_url_string", "go_url_string_without_port"]
 
 
 class GoURLError(ValueError):
@@ -67,6 +72,8 @@ def _unescape(text: str, mode: str) -> str:
             if i + 2 >= len(raw) or raw[i + 1] not in _HEX or raw[i + 2] not in _HEX:
                 bad = raw[i:i + 3].decode("utf-8", "replace")
                 raise GoURLError(f"invalid URL escape {_quote(bad)}")
+            if mode == _HOST and int(raw[i + 1:i + 2], 16) < 8 and raw[i:i + 3] != b"%25":
+                raise GoURLError(f"invalid URL escape {_quote(raw[i:i + 3].decode('ascii'))}")
             out.append(int(raw[i + 1:i + 3], 16))
             i += 3
             continue
@@ -107,6 +114,7 @@ def _scheme(raw: str) -> tuple[str, str]:
 
 
 _PORT = re.compile(r"(:[0-9]*)?")
+_USERINFO = re.compile(r"[A-Za-z0-9\-._:~!$&'()*+,;=%@]*")  # RFC 3986 userinfo (Go's validUserinfo)
 
 
 def _host(host: str) -> str:
@@ -126,6 +134,43 @@ def _host(host: str) -> str:
 def go_url_string(raw: str) -> str:
     """``url.Parse(raw).String()``; raises :class:`GoURLError` where ``url.Parse`` fails."""
     return _string(*_parse(raw))
+
+
+def go_url_parse_error(raw: str) -> str | None:
+    """The text of ``url.Parse(raw)``'s error, ``parse "<url>": <reason>`` (the URL without its
+    fragment unless the fragment is what fails), or None when Go parses it."""
+    try:
+        _parse(raw)
+    except GoURLError as exc:
+        try:
+            _parse(raw.partition("#")[0])
+        except GoURLError:
+            return f"parse {_quote(raw.partition('#')[0])}: {exc}"
+        return f"parse {_quote(raw)}: {exc}"
+    return None
+
+
+def go_url_hostname(raw: str) -> str:
+    """``url.Parse(raw).Hostname()``: the host without a valid ``:port`` and without IPv6
+    brackets, case kept (raises GoURLError)."""
+    return _hostname(_parse(raw)[3] or "")
+
+
+def go_url_string_without_port(raw: str) -> str:
+    """``u.Host = u.Hostname(); u.String()`` for ``u = url.Parse(raw)`` (what cap's
+    ``validRedirect`` compares for loopback redirects; userinfo, path, query and fragment kept)."""
+    parts = list(_parse(raw))
+    parts[3] = _hostname(parts[3] or "")
+    return _string(*parts)
+
+
+def _hostname(host: str) -> str:
+    colon = host.rfind(":")
+    if colon >= 0 and _PORT.fullmatch(host[colon:]):
+        host = host[:colon]
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host
 
 
 def x509_uri_invalid(uri: str) -> bool:
@@ -165,11 +210,12 @@ def _parse(raw: str) -> tuple:
         authority, slash, tail = rest[2:].partition("/")
         rest = slash + tail
         at = authority.rfind("@")
+        host = _host(authority[at + 1:])
         if at >= 0:
             user = authority[:at]
+            if not _USERINFO.fullmatch(user):
+                raise GoURLError("net/url: invalid userinfo")
             _unescape(user, _USER)
-            authority = authority[at + 1:]
-        host = _host(authority)
     path = raw_path = ""
     if not opaque:
         path = _unescape(rest, _PATH)

@@ -20,13 +20,15 @@ parser go-bexpr uses (``reference §3.2``: tests match the text up to ``no match
 Evaluation (:func:`matches`) runs over Nomad's selector datum ``{"value": {name: str},
 "list": {name: [str]}}`` (``lib/auth/claims.go``). Missing keys never raise: ``==``, ``in``,
 ``matches``, ``is not empty`` and ``is not nil`` are false, their negations true. Any other
-evaluation error (a name outside ``value``/``list``, ``==`` on a list, a bad regex) makes the whole
-selector not match, as Nomad's binder treats an evaluation error (``reference §7``).
+evaluation error (a name outside ``value``/``list``, ``==`` on a list, a regex Go's ``regexp``
+refuses) makes the whole selector not match, as Nomad's binder treats an evaluation error
+(``reference §7``). ``matches`` runs on RE2 (google-re2): Go's syntax, linear time.
 ``any``/``all`` blocks are not supported (docs/divergences.md).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -273,6 +275,35 @@ def _resolve(datum: dict, path: tuple[str, ...]):
     return node
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_GO_REFUSED_ESCAPE = re.compile(r"\\(?:\\|(C))")
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str):
+    import re2  # google-re2: RE2, the engine and syntax of Go's regexp (linear time)
+
+    if any(m.group(1) for m in _GO_REFUSED_ESCAPE.finditer(pattern)):  # RE2's \C (any byte): Go has none
+        return None
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(_SURROGATE.sub("\ufffd", pattern), options)
+    except re2.error:
+        return None
+
+
+def _regexp(pattern: str):
+    """go-bexpr's ``regexp.Compile`` of a ``matches`` value, with RE2 (google-re2): the same syntax
+    as Go's regexp (backreferences, lookarounds and ``\\C`` refused) and matching in linear time.
+    A pattern Go refuses raises _EvalError (go-bexpr: ``failed to compile regular expression``),
+    so the rule does not match."""
+    compiled = _compiled(pattern)
+    if compiled is None:
+        raise _EvalError(f"failed to compile regular expression {json.dumps(pattern)}")
+    return compiled
+
+
 _WHEN_MISSING = {"==": False, "!=": True, "contains": False, "not contains": True, "matches": False,
                  "not matches": True, "is empty": True, "is not empty": False, "is nil": True, "is not nil": False}
 
@@ -293,10 +324,7 @@ def _match(node: Match, datum: dict) -> bool:
     elif base == "matches":
         if not isinstance(v, str):
             raise _EvalError("matches on a non-string")
-        try:
-            result = re.search(node.value, v) is not None
-        except re.error as exc:
-            raise _EvalError(str(exc)) from None
+        result = _regexp(node.value).search(_SURROGATE.sub("\ufffd", v)) is not None
     elif base == "is empty":
         result = len(v) == 0
     else:  # is nil: a present value is never nil

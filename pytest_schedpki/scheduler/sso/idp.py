@@ -8,22 +8,29 @@ Endpoints (issuer = ``<scheme>://<host>/idp`` from the request's Host):
 * ``GET /idp/jwks`` - the signing key as a JWK set (``kid`` ``schedpki-idp``);
 * ``GET /idp/authorize?client_id&redirect_uri&state&nonce[&code_challenge][&login_hint]`` - the
   "browser" step: ``302`` to ``redirect_uri?code=<code>&state=<state>`` for the user ``login_hint``
-  (default: the default user); ``400 unknown user`` / ``400 missing redirect_uri``;
+  (default: the default user); ``400 unknown user`` / ``400 missing redirect_uri``; a parameter
+  over 4096 bytes is ``400 {"error": "invalid_request", "error_description": "parameter <name> is
+  longer than 4096 bytes"}``; with 1000 codes outstanding (unused and unexpired) the answer is
+  ``503 {"error": "temporarily_unavailable", ...}``;
 * ``POST /idp/token`` (form ``grant_type=authorization_code``, ``code``, ``redirect_uri``,
   ``code_verifier``; client credentials by Basic auth or form) - ``{"access_token", "id_token",
-  "token_type", "expires_in"}``; an unknown or reused code, another redirect URI or a wrong PKCE
-  verifier is ``400 {"error": "invalid_grant"}``;
-* ``GET /idp/userinfo`` with ``Authorization: Bearer <access_token>`` - the user's claims.
+  "token_type", "expires_in"}``; an unknown, reused or expired code (a code lives 60 s on the
+  double's clock), another redirect URI or a wrong PKCE verifier is ``400 {"error":
+  "invalid_grant"}``;
+* ``GET /idp/userinfo`` with ``Authorization: Bearer <access_token>`` - the user's claims (an access
+  token lives ``expires_in`` = 300 s; at most 1000 are kept, the oldest dropped first).
 
 The test chooses each user's claims (:meth:`IdentityProvider.set_user`, a seed's ``oidc_users``,
 ``POST /_schedpki/oidc/users``). ID tokens carry ``iss``, ``sub`` (the claims' ``sub`` or the user
 name), ``aud`` (= client_id), ``nonce``, ``iat`` and ``exp`` (5 minutes) on the double's clock, plus
-every chosen claim. Codes are single-use; everything resets with the scheduler state.
+every chosen claim. Codes are single-use; everything resets with the scheduler state. Memory stays
+bounded: expired codes and access tokens are dropped as requests come in.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import json
 import secrets
@@ -36,6 +43,11 @@ PREFIX = "/idp"
 KID = "schedpki-idp"
 DEFAULT_USER = "alice"
 ID_TOKEN_TTL_S = 300
+CODE_TTL = datetime.timedelta(seconds=60)
+ACCESS_TOKEN_TTL = datetime.timedelta(seconds=ID_TOKEN_TTL_S)
+MAX_CODES = 1000
+MAX_ACCESS_TOKENS = 1000
+MAX_PARAMETER_BYTES = 4096
 
 
 class IdentityProvider:
@@ -61,6 +73,12 @@ class IdentityProvider:
     def load(self, values: tuple) -> None:
         users, self.default_user, codes, tokens = values
         self.users, self.codes, self.access_tokens = {k: dict(v) for k, v in users.items()}, dict(codes), dict(tokens)
+
+    def purge(self) -> None:
+        """Drop expired codes and access tokens (call with ``_lock`` held)."""
+        now = self.clock.now()
+        self.codes = {k: v for k, v in self.codes.items() if v["expires"] > now}
+        self.access_tokens = {k: v for k, v in self.access_tokens.items() if v["expires"] > now}
 
     def set_user(self, name: str, claims: dict, default: bool = True) -> None:
         """Give user ``name`` these claims (a JSON-able dict; ``sub`` defaults to ``name``); with
@@ -105,6 +123,11 @@ def _issuer(request: Request) -> str:
 
 def _authorize(idp: IdentityProvider, request: Request) -> Response:
     args = request.args
+    for name, value in args.items(multi=True):
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_PARAMETER_BYTES:
+            shown = name if len(name) <= 64 else name[:64] + "..."
+            return _json({"error": "invalid_request", "error_description": f"parameter {shown} is longer than "
+                                                                           f"{MAX_PARAMETER_BYTES} bytes"}, 400)
     redirect = args.get("redirect_uri", "")
     if not redirect:
         return _json({"error": "invalid_request", "error_description": "missing redirect_uri"}, 400)
@@ -113,8 +136,13 @@ def _authorize(idp: IdentityProvider, request: Request) -> Response:
         return _json({"error": "invalid_request", "error_description": f"unknown user {user}"}, 400)
     code = "code_" + secrets.token_urlsafe(16)
     with idp._lock:
+        idp.purge()
+        if len(idp.codes) >= MAX_CODES:
+            return _json({"error": "temporarily_unavailable", "error_description": f"{MAX_CODES} authorization "
+                          "codes are outstanding; exchange or let them expire (60 s)"}, 503)
         idp.codes[code] = {"user": user, "client_id": args.get("client_id", ""), "redirect_uri": redirect,
-                           "nonce": args.get("nonce", ""), "challenge": args.get("code_challenge", "")}
+                           "nonce": args.get("nonce", ""), "challenge": args.get("code_challenge", ""),
+                           "expires": idp.clock.now() + CODE_TTL}
     sep = "&" if "?" in redirect else "?"
     location = redirect + sep + urlencode({"code": code, "state": args.get("state", "")})
     return Response("", status=302, headers={"Location": location})
@@ -123,6 +151,7 @@ def _authorize(idp: IdentityProvider, request: Request) -> Response:
 def _token(idp: IdentityProvider, request: Request) -> Response:
     form = request.form
     with idp._lock:
+        idp.purge()  # an expired code is unknown
         grant = idp.codes.pop(form.get("code", ""), None)
     bad = _json({"error": "invalid_grant"}, 400)
     if form.get("grant_type") != "authorization_code" or grant is None:
@@ -136,14 +165,19 @@ def _token(idp: IdentityProvider, request: Request) -> Response:
     claims = idp.users.get(grant["user"], {})
     access = "at_" + secrets.token_urlsafe(16)
     with idp._lock:
-        idp.access_tokens[access] = {"user": grant["user"]}
+        idp.purge()
+        while len(idp.access_tokens) >= MAX_ACCESS_TOKENS:  # the oldest first (dicts keep insertion order)
+            del idp.access_tokens[next(iter(idp.access_tokens))]
+        idp.access_tokens[access] = {"user": grant["user"], "expires": idp.clock.now() + ACCESS_TOKEN_TTL}
     return _json({"access_token": access, "token_type": "Bearer", "expires_in": ID_TOKEN_TTL_S,
                   "id_token": idp.id_token(_issuer(request), grant["client_id"], claims, grant["nonce"])})
 
 
 def _userinfo(idp: IdentityProvider, request: Request) -> Response:
     auth = request.headers.get("Authorization", "")
-    grant = idp.access_tokens.get(auth.removeprefix("Bearer ").strip()) if auth.startswith("Bearer ") else None
+    with idp._lock:
+        idp.purge()
+        grant = idp.access_tokens.get(auth.removeprefix("Bearer ").strip()) if auth.startswith("Bearer ") else None
     if grant is None:
         return _json({"error": "invalid_token"}, 401)
     return _json(idp.users.get(grant["user"], {}))

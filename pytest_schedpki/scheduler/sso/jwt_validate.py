@@ -3,9 +3,14 @@ Nomad's issuer check (``lib/auth/jwt/validator.go``), ``reference §5.1``, in th
 
 1. key source: ``JWTValidationPubKeys`` if any, else ``JWKSURL`` (TLS roots ``JWKSCACert``), else
    ``OIDCDiscoveryURL`` (its ``/.well-known/openid-configuration``, TLS roots ``DiscoveryCaPem[0]``);
-2. signature (PyJWT with ``cryptography``: the header's alg, every configured key tried);
-3. ``alg`` in ``SigningAlgs`` (empty = RS256 only); 4. ``aud`` against ``BoundAudiences``;
-5. ``nbf``/``exp``/``iat`` with the leeways on the double's clock; 6. ``iss`` against ``BoundIssuer``.
+2. signature (PyJWT with ``cryptography``: the header's alg, every configured key tried), and the
+   payload decoded as Go's ``json.Unmarshal`` into a map (NaN, Infinity and 1e999 are refused:
+   static keys then say ``no known key successfully validated the token signature``, a JWKS or
+   discovery key set gives Go's JSON error);
+3. ``alg`` in ``SigningAlgs`` (empty = RS256 only); then the registered claims decoded as
+   go-jose's ``jwt.Claims`` (:func:`registered_claims`: a string ``exp`` is refused);
+4. ``aud`` against ``BoundAudiences``; 5. ``nbf``/``exp``/``iat`` (whole seconds, int64 as Go) with
+   the leeways on the double's clock; 6. ``iss`` against ``BoundIssuer``.
 
 :func:`validate` returns the claims (the payload as a dict) or raises :class:`JWTError` whose
 ``str()`` is the text after ``unable to validate provided token: ``. PyJWT and cryptography are
@@ -20,6 +25,7 @@ import ssl
 import urllib.error
 import urllib.request
 
+from ...golang.json import GoJSONError, unmarshal_value
 from ...process.library_warnings import quiet
 
 SIG = "unable to verify signature of JWT token: "
@@ -138,29 +144,105 @@ def _verify(token: str, keys: list, alg: str, remote: bool) -> bytes:
     raise JWTError(f"{SIG}error verifying token signature: no known key successfully validated the token signature")
 
 
-def _leeway(ns: int, default: int) -> float:
-    return default if ns == 0 else 0 if ns < 0 else ns / NS
+AUDIENCE_ERROR = "go-jose/go-jose/jwt: expected string or array value to unmarshal to Audience"
+NUMERIC_DATE_ERROR = "go-jose/go-jose/jwt: expected number value to unmarshal NumericDate"
+_REGISTERED = {"iss": "string", "sub": "string", "aud": "audience", "exp": "date", "nbf": "date", "iat": "date",
+               "jti": "string"}
+_FOLDED = {name.upper(): name for name in _REGISTERED}
+_I64 = 1 << 63
+_UNIX_TO_INTERNAL = 62135596800  # Go's time: seconds from year 1 to 1970
 
 
-def _seconds(claims: dict, name: str) -> int | None:
-    value = claims.get(name)
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _int64(value: float) -> int:
+    """Go's ``int64(f)`` as amd64 computes it (CVTTSD2SQ): truncation toward zero; a value outside
+    the int64 range becomes math.MinInt64."""
+    return int(value) if -_I64 <= value < _I64 else -_I64
 
 
-def _check_times(claims: dict, config, now: float) -> None:
-    iat, nbf, exp = (_seconds(claims, n) for n in ("iat", "nbf", "exp"))
-    if iat is None and nbf is None and exp is None:
+def _wrap(value: int) -> int:
+    """int64 arithmetic: wrap around on overflow, as Go does."""
+    return (value + _I64) % (1 << 64) - _I64
+
+
+def _fold(key: str) -> str:
+    """encoding/json's case-insensitive field-name key (ASCII upper-cased; U+017F and U+212A fold to S and K)."""
+    return "".join(c.upper() if c.isascii() else {"\u017f": "S", "\u212a": "K"}.get(c, c) for c in key)
+
+
+def _kind(value) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+
+
+def registered_claims(claims: dict) -> dict:
+    """cap re-encodes the claims and decodes them into go-jose's ``jwt.Claims``
+    (``iss``/``sub``/``jti`` strings, ``aud`` an Audience, ``exp``/``nbf``/``iat`` ``*NumericDate``):
+    keys in Go's sorted order, matched to a field exactly or case-insensitively (``EXP`` sets exp),
+    the last one winning. Returns ``{"iss", "sub", "jti": str, "aud": [str], "exp", "nbf", "iat":
+    int | None}`` (a NumericDate is ``int64(float)``: 3.9 -> 3, 1e300 -> MinInt64 as on amd64).
+    Raises JWTError (after ``unable to verify signature of JWT token: ``): a date that is not a
+    number or null (a string, bool, object or array) ``go-jose/go-jose/jwt: expected number value
+    to unmarshal NumericDate``; an aud that is not a string or a list of strings (null included)
+    ``go-jose/go-jose/jwt: expected string or array value to unmarshal to Audience`` (both stop the
+    decoding); else the first string field of another type, ``json: cannot unmarshal number into Go
+    struct field Claims.iss of type string``."""
+    out: dict = {"iss": "", "sub": "", "aud": [], "exp": None, "nbf": None, "iat": None, "jti": ""}
+    type_error = None
+    for key in sorted(claims, key=lambda k: k.encode("utf-8", "surrogatepass")):
+        field = key if key in _REGISTERED else _FOLDED.get(_fold(key))
+        if field is None:
+            continue
+        value, kind = claims[key], _REGISTERED[field]
+        if kind == "audience":
+            if isinstance(value, str):
+                out["aud"] = [value]
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                out["aud"] = list(value)
+            else:
+                raise JWTError(SIG + AUDIENCE_ERROR)
+        elif kind == "date":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise JWTError(SIG + NUMERIC_DATE_ERROR)
+            out[field] = None if value is None else _int64(float(value))
+        elif isinstance(value, str):
+            out[field] = value
+        elif value is not None and type_error is None:
+            type_error = f"json: cannot unmarshal {_kind(value)} into Go struct field Claims.{field} of type string"
+    if type_error:
+        raise JWTError(SIG + type_error)
+    return out
+
+
+def _leeway_s(ns: int) -> int:
+    """``int64(Duration.Seconds())`` of a leeway, 0 meaning 150 s and a negative one 0."""
+    return DEFAULT_LEEWAY_S if ns == 0 else 0 if ns < 0 else _int64(ns / NS)
+
+
+def _instant_ns(seconds: int) -> int:
+    """``time.Unix(seconds, 0)`` as Go compares it (its seconds since year 1 are an int64)."""
+    return _wrap(seconds + _UNIX_TO_INTERNAL) * NS
+
+
+def _check_times(dates: dict, config, now: float) -> None:
+    """cap ``validateAll``'s time rules over the decoded NumericDates (0 or absent = not set)."""
+    iat, nbf, exp = (dates[n] or 0 for n in ("iat", "nbf", "exp"))
+    if iat == 0 and nbf == 0 and exp == 0:
         raise JWTError(SIG + "no issued at (iat), not before (nbf), or expiration time (exp) claims in token")
-    if exp is None:
-        exp = max(iat or 0, nbf or 0) + _leeway(config.ExpirationLeeway, DEFAULT_LEEWAY_S)
-    if nbf is None:
-        nbf = iat if iat is not None else exp - _leeway(config.NotBeforeLeeway, DEFAULT_LEEWAY_S)
-    skew = 0 if config.ClockSkewLeeway < 0 else _leeway(config.ClockSkewLeeway, DEFAULT_SKEW_S)
-    if now + skew < nbf:
+    if exp == 0:
+        exp = _wrap(max(iat, nbf) + _leeway_s(config.ExpirationLeeway))
+    if nbf == 0:
+        nbf = iat if iat != 0 else _wrap(exp - _leeway_s(config.NotBeforeLeeway))
+    skew = 0 if config.ClockSkewLeeway < 0 else DEFAULT_SKEW_S * NS if config.ClockSkewLeeway == 0 \
+        else config.ClockSkewLeeway
+    now_ns = int(now * NS) + _UNIX_TO_INTERNAL * NS
+    if now_ns + skew < _instant_ns(nbf):
         raise JWTError(SIG + "invalid not before (nbf) claim: token not yet valid")
-    if now - skew > exp:
+    if now_ns - skew > _instant_ns(exp):
         raise JWTError(SIG + "invalid expiration time (exp) claim: token is expired")
-    if iat is not None and now + skew < iat:
+    if now_ns + skew < _instant_ns(iat):
         raise JWTError(SIG + "invalid issued at (iat) claim: token issued in the future")
 
 
@@ -195,24 +277,23 @@ def validate(token: str, config, now: float) -> dict:
                        f"{json.dumps(alg)}; expected one of {list(SUPPORTED_ALGS)}")
     keys = static or _jwks_keys(jwks_url, context, header.get("kid"))
     payload = _verify(token, keys, alg, not static)
+    try:  # the key set decodes the payload into a map[string]interface{} (Go's JSON rules)
+        claims = unmarshal_value(payload, into_map=True) or {}
+    except GoJSONError as exc:
+        if static:  # go-jose's Claims fails, so no key "validated" the token
+            raise JWTError(f"{SIG}error verifying token signature: no known key successfully validated the token "
+                           "signature") from None
+        raise JWTError(f"{SIG}error verifying token signature: {exc}") from None
     for name in config.SigningAlgs or ():
         if name not in SUPPORTED_ALGS:
             raise JWTError(f"{SIG}invalid algorithm (alg) header parameter: unsupported signing algorithm "
                            f"{json.dumps(name)}")
     if alg not in (config.SigningAlgs or ("RS256",)):
         raise JWTError(f"{SIG}invalid algorithm (alg) header parameter: token signed with unexpected algorithm")
-    try:
-        claims = json.loads(payload)
-    except (ValueError, RecursionError):
-        raise JWTError(f"{SIG}error verifying token signature: invalid character in payload") from None
-    if not isinstance(claims, dict):
-        raise JWTError(f"{SIG}error verifying token signature: payload is not a JSON object")
-    if config.BoundAudiences:
-        aud = claims.get("aud")
-        auds = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
-        if not set(config.BoundAudiences) & set(a for a in auds if isinstance(a, str)):
-            raise JWTError(SIG + "invalid audience (aud) claim: audience claim does not match any expected audience")
-    _check_times(claims, config, now)
+    registered = registered_claims(claims)
+    if config.BoundAudiences and not set(config.BoundAudiences) & set(registered["aud"]):
+        raise JWTError(SIG + "invalid audience (aud) claim: audience claim does not match any expected audience")
+    _check_times(registered, config, now)
     if config.BoundIssuer:
         if "iss" not in claims:
             raise JWTError("auth method specifies BoundIssuers but the provided token does not contain issuer "

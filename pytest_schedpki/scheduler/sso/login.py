@@ -33,7 +33,9 @@ def method_for(state, name: str):
 
 
 def issue_token(state, method, method_type: str, claims: dict) -> tuple[int, ACLToken]:
-    """Claims -> selector data -> bindings -> token (shared by JWT login and OIDC complete-auth)."""
+    """Claims -> selector data -> bindings -> token (shared by JWT login and OIDC complete-auth).
+    The rules, role names and policy names are read under the state's lock as one snapshot; the
+    selectors (go-bexpr over RE2) and bind-name templates run after it is released."""
     config = method.Config
     try:
         datum, variables = selector_data(claims, config.ClaimMappings if config else None,
@@ -43,13 +45,14 @@ def issue_token(state, method, method_type: str, claims: dict) -> tuple[int, ACL
     except RecursionError:  # claims nested deeper than Python can walk (Go has no such limit)
         raise SchedulerError(500, "error converting claims: nested too deeply") from None
     acl = state.acl
-    with state._lock:
+    with state._lock:  # a consistent snapshot (Nomad binds over a state snapshot); no user input runs here
         rules = state.binding_rules.for_method(method.Name)
-        try:
-            bound = bind(rules, datum, variables,
-                         lambda n: getattr(acl.role_by_name(n), "ID", None), lambda n: n in acl.policies)
-        except BindError as exc:
-            raise SchedulerError(500, str(exc)) from None
+        role_ids = {role.Name: role.ID for role in acl.roles.values()}
+        policies = frozenset(acl.policies)
+    try:  # selectors and templates are evaluated outside the scheduler's lock
+        bound = bind(rules, datum, variables, role_ids.get, policies.__contains__)
+    except BindError as exc:
+        raise SchedulerError(500, str(exc)) from None
     if bound.none():
         raise SchedulerError(400, "no role or policy bindings matched")
     name_vars = {"auth_method_type": method_type, "auth_method_name": method.Name,

@@ -14,15 +14,20 @@ import base64
 import datetime
 import hashlib
 import json
+import re
 import secrets
 import ssl
 import urllib.error
 import urllib.request
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
+from ...golang.duration import go_quote
+from ...golang.json import GoJSONError, JNum, JObj, JStr, kind_name, unmarshal_nodes, unmarshal_value
+from ...golang.url import go_url_hostname, go_url_parse_error, go_url_string_without_port
 from ..model import SchedulerError, multierror_text
 from ..tokens import ACLToken
-from .jwt_validate import JWTError
+from .jwt_validate import _UNIX_TO_INTERNAL, NS, JWTError, _instant_ns
+from .jwt_validate import _int64 as go_int64
 from .jwt_validate import _ssl_context as ssl_context
 from .login import check_ready, issue_token, method_for
 
@@ -109,19 +114,31 @@ def _provider(config) -> tuple[dict, ssl.SSLContext | None]:
     return doc, context
 
 
-def valid_redirect(uri: str, allowed) -> bool:
-    """cap ``Provider.validRedirect``: empty list = any; loopback hosts compare without the port."""
+def redirect_error(uri: str, allowed) -> str | None:
+    """cap ``Provider.validRedirect`` (v0.13.0): None when ``uri`` may be used, else the error text
+    (``Provider.validRedirect: ...``). An empty list allows anything. ``uri`` must parse as Go's
+    ``url.Parse`` does (``redirect URI <uri> is an invalid URI parse "<uri>": <reason>: invalid
+    parameter``, e.g. a backslash in the userinfo). A redirect whose ``Hostname()`` is not exactly
+    ``localhost``, ``127.0.0.1`` or ``::1`` (case kept: ``LOCALHOST`` is not) must be in the list
+    as written; then, and for loopback hosts, the port-less ``String()`` (userinfo kept) must equal
+    an entry's, every entry being parsed in turn (one that does not parse: ``allowed redirect URI
+    <nil> is an invalid URI <err>: invalid parameter``)."""
+    op = "Provider.validRedirect"
     if not allowed:
-        return True
-    parts = urlsplit(uri)
-    if parts.hostname not in _LOOPBACK:
-        return uri in allowed
-
-    def portless(u: str) -> str:
-        p = urlsplit(u)
-        host = p.hostname or ""
-        return urlunsplit((p.scheme, f"[{host}]" if ":" in host else host, p.path, p.query, p.fragment))
-    return any(portless(uri) == portless(a) for a in allowed)
+        return None
+    problem = go_url_parse_error(uri)
+    if problem:
+        return f"{op}: redirect URI {uri} is an invalid URI {problem}: invalid parameter"
+    if go_url_hostname(uri) not in _LOOPBACK and uri not in allowed:
+        return f"{op}: redirect URI {uri}: unauthorized redirect_uri"
+    portless = go_url_string_without_port(uri)
+    for entry in allowed:
+        problem = go_url_parse_error(entry)
+        if problem:
+            return f"{op}: allowed redirect URI <nil> is an invalid URI {problem}: invalid parameter"
+        if go_url_string_without_port(entry) == portless:
+            return None
+    return f"{op}: redirect URI {uri}: unauthorized redirect_uri"
 
 
 def auth_url(state, method_name: str, redirect_uri: str, client_nonce: str) -> str:
@@ -136,9 +153,9 @@ def auth_url(state, method_name: str, redirect_uri: str, client_nonce: str) -> s
         request = state.oidc.get_or_create(client_nonce, method, redirect_uri)
     config = method.Config
     doc, _ = _provider(config)
-    if not valid_redirect(redirect_uri, config.AllowedRedirectURIs):
-        raise SchedulerError(500, "failed to generate auth URL: Provider.AuthURL: Provider.validRedirect: "
-                                  f"redirect URI {redirect_uri}: unauthorized redirect_uri")
+    problem = redirect_error(redirect_uri, config.AllowedRedirectURIs)
+    if problem:
+        raise SchedulerError(500, f"failed to generate auth URL: Provider.AuthURL: {problem}")
     scopes = list(config.OIDCScopes or ())
     if "openid" not in scopes:
         scopes.insert(0, "openid")
@@ -156,10 +173,96 @@ def _exchange_error(text: str) -> SchedulerError:
     return SchedulerError(500, "failed to exchange token with provider: Provider.Exchange: " + text)
 
 
+_GO_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_TIME_FIELDS = {"exp": "exp", "iat": "iat", "nbf": "nbf"}
+
+
+def _unix_seconds(number: str) -> int:
+    """go-oidc ``jsonTime``: ``json.Number.Int64()``, else ``int64(Float64())`` (amd64 conversion)."""
+    if re.fullmatch(r"-?[0-9]+", number) and -(1 << 63) <= int(number) < 1 << 63:
+        return int(number)
+    value = float(number) if _GO_NUMBER.fullmatch(number) else None
+    if value is None:
+        raise JWTError(f"strconv.ParseFloat: parsing {go_quote(number)}: invalid syntax")
+    if value in (float("inf"), float("-inf")):
+        raise JWTError(f"strconv.ParseFloat: parsing {go_quote(number)}: value out of range")
+    return go_int64(value)
+
+
+def id_token_times(payload: bytes) -> dict:
+    """go-oidc ``Verify``'s ``json.Unmarshal`` of the ID token into ``idToken``, for its times
+    (``jsonTime``: a JSON number, or a string holding one, as int64 Unix seconds; keys matched
+    exactly or case-insensitively, in payload order). Returns ``{"exp", "iat", "nbf": int | None}``
+    (None: absent, Go's zero time for exp and iat). Raises JWTError with the text after ``oidc:
+    failed to unmarshal claims: ``: a syntax error (NaN, Infinity), ``strconv.ParseFloat: parsing
+    "1e999": value out of range``, ``json: invalid number literal, trying to unmarshal
+    "\\"yesterday\\"" into Number``, ``json: cannot unmarshal bool into Go value of type
+    json.Number``; a null exp or iat is ``strconv.ParseFloat: parsing "": invalid syntax``."""
+    try:
+        root = unmarshal_nodes(payload)
+    except GoJSONError as exc:
+        raise JWTError(str(exc)) from None
+    times: dict = {"exp": None, "iat": None, "nbf": None}
+    if root is not None and not isinstance(root, JObj):
+        raise JWTError(f"json: cannot unmarshal {kind_name(root)} into Go value of type oidc.idToken")
+    for key, node in root.pairs if root is not None else ():
+        field = _TIME_FIELDS.get(key) or _TIME_FIELDS.get(key.lower() if key.isascii() else key)
+        if field is None:
+            continue
+        if node is None and field == "nbf":  # *jsonTime: null leaves it nil
+            times["nbf"] = None
+            continue
+        if node is None:
+            number = ""
+        elif isinstance(node, JNum):
+            number = node.raw
+        elif isinstance(node, JStr):
+            if not _GO_NUMBER.fullmatch(node.value):
+                literal = '"' + node.raw.decode("utf-8", "replace") + '"'
+                raise JWTError(f"json: invalid number literal, trying to unmarshal {go_quote(literal)} into Number")
+            number = node.value
+        else:
+            raise JWTError(f"json: cannot unmarshal {kind_name(node)} into Go value of type json.Number")
+        times[field] = _unix_seconds(number)
+    return times
+
+
 def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now: float) -> dict:
+    """go-oidc ``IDTokenVerifier.Verify`` (claims decoded, iss, exp, nbf within 5 min, then the
+    signature) and cap ``Provider.VerifyIDToken`` (nonce, iat within 1 min, sub, aud, azp, the claims
+    as a map). Times compare as Go's ``time.Unix`` values on the double's clock."""
     import jwt
 
     verify = "id_token failed verification: Provider.VerifyIDToken: "
+    parts = id_token.split(".")
+    try:
+        payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)) if len(parts) == 3 else None
+    except ValueError:
+        payload = None
+    if payload is None:
+        raise _exchange_error(verify + "invalid id_token: oidc: malformed jwt: invalid jwks")
+    try:
+        times = id_token_times(payload)
+    except JWTError as exc:
+        raise _exchange_error(f"{verify}invalid id_token: oidc: failed to unmarshal claims: {exc}") from None
+    try:
+        claims = unmarshal_value(payload, into_map=True) or {}
+    except GoJSONError:  # go-oidc reads only its fields; cap's own map decoding fails further on
+        try:
+            claims = json.loads(payload)
+        except (ValueError, RecursionError):
+            claims = None
+        claims = claims if isinstance(claims, dict) else {}
+    if claims.get("iss") != doc.get("issuer"):
+        raise _exchange_error(verify + f"invalid id_token: oidc: id token issued by a different provider, expected "
+                                       f"{json.dumps(doc.get('issuer'))} got {json.dumps(claims.get('iss'))}: "
+                                       "invalid issuer")
+    now_ns = int(now * NS) + _UNIX_TO_INTERNAL * NS
+    if times["exp"] is None or _instant_ns(times["exp"]) < now_ns:
+        raise _exchange_error(verify + "invalid id_token: oidc: token is expired: token is expired")
+    if times["nbf"] is not None and now_ns + 300 * NS < _instant_ns(times["nbf"]):
+        raise _exchange_error(verify + "invalid id_token: oidc: current time before the nbf (not before) time: "
+                                       "invalid not before")
     try:
         status, _, body = _fetch(doc.get("jwks_uri", ""), context)
         keys = jwt.PyJWKSet.from_dict(json.loads(body)).keys if status == 200 else []
@@ -167,35 +270,21 @@ def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now:
     except (JWTError, ValueError, TypeError, KeyError, AttributeError, RecursionError, jwt.PyJWTError):
         raise _exchange_error(verify + "invalid id_token: oidc: malformed jwt: invalid jwks") from None
     algs = list(config.SigningAlgs or ("RS256",))
-    payload = None
+    verified = False
     for key in keys:
         if header.get("kid") and key.key_id and key.key_id != header.get("kid"):
             continue
         try:
-            payload = jwt.PyJWS().decode_complete(id_token, key=key.key, algorithms=algs)["payload"]
+            jwt.PyJWS().decode_complete(id_token, key=key.key, algorithms=algs)
+            verified = True
             break
         except (jwt.PyJWTError, TypeError, ValueError):
             continue
-    if payload is None:
+    if not verified:
         raise _exchange_error(verify + "invalid id_token: failed to verify signature: invalid signature")
-    try:
-        claims = json.loads(payload)
-    except (ValueError, RecursionError):
-        claims = None
-    if not isinstance(claims, dict):
-        raise _exchange_error(verify + "invalid id_token: oidc: failed to unmarshal claims")
-    if claims.get("iss") != doc.get("issuer"):
-        raise _exchange_error(verify + f"invalid id_token: oidc: id token issued by a different provider, expected "
-                                       f"{json.dumps(doc.get('issuer'))} got {json.dumps(claims.get('iss'))}: "
-                                       "invalid issuer")
-    if not isinstance(claims.get("exp"), (int, float)) or now > claims["exp"]:
-        raise _exchange_error(verify + "invalid id_token: oidc: token is expired: token is expired")
-    if isinstance(claims.get("nbf"), (int, float)) and claims["nbf"] > now + 300:
-        raise _exchange_error(verify + "invalid id_token: oidc: current time before the nbf (not before) time: "
-                                       "invalid not before")
     if claims.get("nonce") != nonce:
         raise _exchange_error(verify + "invalid id_token nonce: invalid nonce")
-    if isinstance(claims.get("iat"), (int, float)) and claims["iat"] > now + 60:
+    if times["iat"] is not None and now_ns + 60 * NS < _instant_ns(times["iat"]):
         raise _exchange_error(verify + "invalid id_token: iat: invalid issued at (iat)")
     if not claims.get("sub"):
         raise _exchange_error(verify + "invalid id_token: sub: missing required claim")
@@ -210,6 +299,10 @@ def _verify_id_token(id_token: str, doc: dict, context, config, nonce: str, now:
     if len(auds) > 1 and client not in auds:
         raise _exchange_error(verify + f"invalid id_token: multiple audiences ({auds}) and one of them is not equal "
                                        f"client_id ({client}): invalid audience")
+    try:
+        unmarshal_value(payload, into_map=True)
+    except GoJSONError as exc:
+        raise _exchange_error(f"{verify}UnmarshalClaims: unable to marshal jwt JSON: {exc}") from None
     azp = claims.get("azp")
     if azp and azp != client:
         raise _exchange_error(verify + f"invalid id_token: authorized party ({azp}) is not equal client_id "
@@ -239,8 +332,9 @@ def complete_auth(state, values: dict) -> tuple[int, ACLToken]:
         raise SchedulerError(500, "no OIDC request found for client nonce")
     if get("State") != request["state"]:
         raise _exchange_error("authentication request state and authorization state are not equal: invalid parameter")
-    if not valid_redirect(request["redirect"], config.AllowedRedirectURIs):
-        raise _exchange_error(f"Provider.validRedirect: redirect URI {request['redirect']}: unauthorized redirect_uri")
+    problem = redirect_error(request["redirect"], config.AllowedRedirectURIs)
+    if problem:
+        raise _exchange_error(problem)
     now = state.clock.now()
     if now > request["created"] + REQUEST_TTL:
         raise _exchange_error("authentication request is expired: invalid parameter")
