@@ -1,5 +1,10 @@
 """The pytest plugin as a downstream suite uses it (run in a pytester sub-session)."""
 
+# Imported here so pytester's in-process runs share one copy: its sys.modules snapshot drops what an inner
+# run imported, and a second inner run re-imported requests beside the first's cookie classes
+# ("ValueError: You can only merge into CookieJar" when this file ran alone, without xdist)
+import requests  # noqa: F401
+
 
 def test_state_is_reset_before_each_test_and_urls_are_exposed(pytester):
     pytester.makepyfile(
