@@ -78,7 +78,8 @@ class _TLSHandshakeMixin:
 class _GoErrorsMixin:
     """Requests too broken to reach the application (bad request line, bad HTTP version, header
     overflow) are answered as Go's net/http server answers them - both upstreams are Go servers:
-    ``400 Bad Request`` (or the code) as plain text, ``Connection: close`` - never an HTML page."""
+    ``400 Bad Request`` (or the code) as plain text, ``Connection: close``, no ``Content-Length`` - never
+    an HTML page. (Requests Go refuses for their target or body framing: see :mod:`.framing`.)"""
 
     def send_error(self, code, message=None, explain=None):  # noqa: D401 - stdlib signature
         try:
@@ -91,8 +92,7 @@ class _GoErrorsMixin:
         try:
             self.send_response_only(code, reason)
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Connection", "close")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")  # no Content-Length: Go's answer ends with the connection
             self.end_headers()
             if self.command != "HEAD" and code >= 200 and code not in (204, 304):
                 self.wfile.write(body)
