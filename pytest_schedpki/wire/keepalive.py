@@ -89,6 +89,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
         finally:
             self._served = True
             if registry is not None:
+                registry.unpark(self.connection)  # a parked blocking query was answered: back to a slot
                 try:
                     self.connection.settimeout(None)  # the registry times the wait for the next request
                 except OSError:
