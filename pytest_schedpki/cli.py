@@ -171,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--read-timeout", type=float, default=defaults.read_timeout, metavar="SECONDS",
                        help=f"fail a request whose body or answer stalls this long (default {defaults.read_timeout:g})")
     serve.add_argument("--max-connections", type=int, default=defaults.max_connections, metavar="N",
-                       help=f"connection threads per listener; more wait, idle ones are closed to make room (default {defaults.max_connections})")
+                       help=f"connection threads per listener; more wait, idle ones are closed to make room; parked "
+                            f"blocking queries do not count (default {defaults.max_connections})")
+    serve.add_argument("--max-connections-per-client", type=int, default=defaults.max_connections_per_client,
+                       metavar="N", help="connections one client address may hold on the scheduler listener; one more "
+                                         "gets Nomad's 429 (Nomad's limits.http_max_conns_per_client; 0: no limit; "
+                                         f"default {defaults.max_connections_per_client})")
     return parser
 
 
@@ -202,7 +207,8 @@ def serve(args: argparse.Namespace) -> int:
             print(f"schedpki: cannot run on CPU {args.cpu}: {exc}", file=sys.stderr)
             return 2
     try:
-        limits = ListenerLimits(args.header_timeout, args.idle_timeout, args.read_timeout, args.max_connections)
+        limits = ListenerLimits(args.header_timeout, args.idle_timeout, args.read_timeout, args.max_connections,
+                                args.max_connections_per_client)
         # the pool first: its keys are made on another core while the interpreter imports the double
         warm_key_pool(args.rsa_key_pool, args.deterministic_keys)
         from .double import Double

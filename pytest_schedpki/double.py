@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import ssl
 from typing import Any
@@ -92,10 +93,14 @@ class Double:
 
         Each listener also serves the control endpoints under ``/_schedpki/`` and records every
         request in :attr:`journal`; :attr:`faults` applies to both. ``limits``
-        (:class:`~pytest_schedpki.connections.ListenerLimits`) sets each listener's header, idle and
-        read timeouts (seconds; defaults 10, 300 and 30, as OpenBao's listener) and its bound on
-        connection threads (default 128; further connections wait, idle ones are cut to make room).
+        (:class:`~pytest_schedpki.wire.connections.ListenerLimits`) sets each listener's header, idle and
+        read timeouts (seconds; defaults 10, 300 and 30, as OpenBao's listener), its bound on
+        connection threads (default 128; further connections wait, idle ones are cut to make room;
+        parked blocking queries do not count, up to 1024 more) and, on the scheduler listener only,
+        Nomad's bound of connections per client address (default 100; one more gets Nomad's 429).
         """
+        limits = limits or ListenerLimits()
+        secrets_limits = dataclasses.replace(limits, max_connections_per_client=0)  # OpenBao has no such bound
         self.faults.stopping.clear()
         control = make_control_app(self)
         scheduler_app = Instrumented("scheduler", make_scheduler_app(self.scheduler), self.journal, self.faults,
@@ -110,7 +115,7 @@ class Double:
         try:
             self.secrets_server = ServiceServer(
                 "secrets", secrets_app, secrets_error_response, host, secrets_port, ssl_context, log_requests,
-                limits,
+                secrets_limits,
             ).start()
         except BaseException:
             self.scheduler_server.stop()

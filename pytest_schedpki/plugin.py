@@ -49,7 +49,9 @@ class Settings:
     ``journal_max_entries``/``journal_max_bytes`` bound the request journal (``None``:
     ``$SCHEDPKI_JOURNAL_MAX_ENTRIES``/``_BYTES`` or 10,000 entries and 16 MiB). ``limits`` sets the
     listeners' timeouts and connection bound (:class:`~pytest_schedpki.wire.connections.ListenerLimits`;
-    ``None``: header 10 s, idle 300 s, read 30 s, 128 connection threads, as OpenBao's listener).
+    ``None``: header 10 s, idle 300 s, read 30 s, 128 connection threads as OpenBao's listener, parked
+    blocking queries not counted, and 100 connections per client address on the scheduler listener as
+    Nomad's agent).
     ``transport`` (ini ``schedpki_transport`` or ``--schedpki-transport``): ``"inprocess"`` (default)
     routes the Python clients of the test process (``requests``/hvac/python-nomad, ``urllib.request``/nomadpy,
     httpx) to the double's WSGI application without a socket, with the TCP path's answers

@@ -1,7 +1,9 @@
 """What the whole process shares, below every layer: native work that must end before the
 interpreter finalizes (``native_work``: the key pool's key making, requests being answered, the
-start-up preload; an ``atexit`` hook waits for them), and library warnings that must not reach a
-test suite's warning filters while the double reads a client's input (``library_warnings``).
+start-up preload; an ``atexit`` hook waits for them), long waits a listener need not count against
+its connection-thread bound (``parking``: a blocking query announces it, the listener's hook acts),
+and library warnings that must not reach a test suite's warning filters while the double reads a
+client's input (``library_warnings``).
 
 May import: the standard library only. Everything else may import it.
 """

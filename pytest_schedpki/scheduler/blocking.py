@@ -7,7 +7,9 @@ on a condition variable that is notified only when what a waiter sees can have c
 a replication sync or knob change, a lagged write becoming visible (found by any reader, or by the
 waiter's own timed wake-up at the lag's expiry) - so a frozen or manual clock never makes it spin
 or hang, and plain reads never wake the parked queries; on timeout the latest result is returned
-with status 200 (possibly the same index).
+with status 200 (possibly the same index). A query that is going to wait announces it
+(:func:`~pytest_schedpki.process.parking.park`), so the listener serving it does not count its
+connection against its bound on connection threads while it is parked.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 
 from ..clock import real_monotonic
 from ..golang.duration import SECOND
-from ..process import native_work
+from ..process import native_work, parking
 from .views import QueryResult
 
 MAX_QUERY_TIME_NS = 300 * SECOND
@@ -41,6 +43,8 @@ def block_until(cond: threading.Condition, run: Callable[[], QueryResult], min_i
     if min_index <= 0:
         return result
     seconds = wait_seconds(wait_ns)
+    if result.index <= min_index:
+        parking.park()  # the listener need not count this connection's thread while it waits
     deadline = real_monotonic() + seconds + random.uniform(0, seconds / JITTER_FRACTION)
     while result.index <= min_index:
         remaining = deadline - real_monotonic()

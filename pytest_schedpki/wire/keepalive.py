@@ -8,8 +8,10 @@ application leaves unread is drained after the answer, and the connection then s
 request. The status line, headers and the first body chunk go out in one ``send`` with Nagle off.
 
 The connection is closed after the answer when the client asks for it (``Connection: close``, or
-HTTP/1.0 without ``keep-alive``), when the request framing is unreliable (a bad ``Content-Length``,
-a broken chunked body, a body left unread beyond :data:`MAX_DRAIN` bytes), and when writing fails.
+HTTP/1.0 without ``keep-alive``), when the request framing is unreliable (a broken chunked body, a
+body left unread beyond :data:`MAX_DRAIN` bytes), and when writing fails. A request whose framing Go
+refuses (two different ``Content-Length`` values, a ``Transfer-Encoding`` other than ``chunked``, ...)
+never reaches the application: :mod:`.framing` answers it as Go does and the connection closes.
 Chunked bodies are read by :class:`~.chunked.ChunkedBody`; each connection reports its phase to the
 listener's :class:`~.connections.ConnectionRegistry`, which applies the header, idle and read timeouts.
 """
@@ -17,7 +19,6 @@ listener's :class:`~.connections.ConnectionRegistry`, which applies the header, 
 from __future__ import annotations
 
 import email.utils
-import io
 import socket
 import time
 from typing import Any
@@ -29,6 +30,7 @@ from werkzeug.wsgi import LimitedStream
 from .chunked import ChunkedBody
 from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
 from .fastparse import FastParseMixin
+from .framing import FramingMixin, chunked
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
 _DRAIN_CHUNK = 64 * 1024
@@ -49,9 +51,10 @@ def _http_date() -> str:
     return cached[1]
 
 
-class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
-    """werkzeug's WSGI request handler with keep-alive (see the module doc) and the fast request
-    parser of :mod:`.fastparse`.
+class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
+    """werkzeug's WSGI request handler with keep-alive (see the module doc), the fast request
+    parser of :mod:`.fastparse` and Go's request framing of :mod:`.framing` (a request Go refuses
+    gets Go's answer and no application runs).
 
     The server may carry a ``connections`` attribute (:class:`~.connections.ConnectionRegistry`);
     each handled connection registers itself there while it is open and reports its phase, so the
@@ -86,6 +89,7 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
         finally:
             self._served = True
             if registry is not None:
+                registry.unpark(self.connection)  # a parked blocking query was answered: back to a slot
                 try:
                     self.connection.settimeout(None)  # the registry times the wait for the next request
                 except OSError:
@@ -101,24 +105,21 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
             pass
 
     # -- request body ---------------------------------------------------------------------------
+    def handle_expect_100(self) -> bool:
+        """``Expect: 100-continue``: nothing yet; :meth:`run_wsgi` sends ``100 Continue`` once the
+        request passed the framing checks (the standard handler sent it while parsing: twice in all)."""
+        return True
+
     def _bound_input(self, environ: dict[str, Any]) -> Any:
-        """Put a stream on ``wsgi.input`` that ends where this request's body ends; returns it
-        (``None`` when the framing is unknown and the connection must close after the answer)."""
-        if environ.get("wsgi.input_terminated"):  # chunked: ends at the last chunk, never reads past the data
+        """Put a stream on ``wsgi.input`` that ends where this request's body ends (as
+        :func:`.framing.chunked` frames it; the framing checks let only valid lengths through) and
+        return it."""
+        if chunked(self.headers, self.request_version):  # ends at the last chunk, never reads past the data
             stream = environ["wsgi.input"] = ChunkedBody(self._body_source())  # not werkzeug's DechunkedInput: see .chunked
-            return stream
-        raw = environ.get("CONTENT_LENGTH", "")
-        try:
-            length = int(raw) if raw else 0
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True
-            environ["wsgi.input"] = io.BytesIO()  # werkzeug's answer to a bad length: an empty body
-            environ["wsgi.input_terminated"] = True
-            return None
-        stream = LimitedStream(self._body_source(), length)
-        environ["wsgi.input"] = stream
+        else:
+            environ.pop("HTTP_TRANSFER_ENCODING", None)  # HTTP/1.0: Go ignores (and drops) it
+            stream = LimitedStream(self._body_source(), int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = stream
         environ["wsgi.input_terminated"] = True
         return stream
 
@@ -129,7 +130,7 @@ class KeepAliveHandler(FastParseMixin, WSGIRequestHandler):
 
     def _drain(self, stream: Any) -> None:
         """Discard the unread rest of the request body, or mark the connection for closing."""
-        if stream is None or self.close_connection:
+        if self.close_connection:
             return
         try:
             if isinstance(stream, LimitedStream):

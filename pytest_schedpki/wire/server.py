@@ -21,7 +21,7 @@ from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wrappers import Response
 
 from ..journal import redact_query
-from ..process import native_work
+from ..process import native_work, parking
 from .connections import ConnectionRegistry, ListenerLimits
 from .keepalive import KeepAliveHandler
 from .middleware import LOG_KIND
@@ -79,7 +79,8 @@ class _TLSHandshakeMixin:
 class _GoErrorsMixin:
     """Requests too broken to reach the application (bad request line, bad HTTP version, header
     overflow) are answered as Go's net/http server answers them - both upstreams are Go servers:
-    ``400 Bad Request`` (or the code) as plain text, ``Connection: close`` - never an HTML page."""
+    ``400 Bad Request`` (or the code) as plain text, ``Connection: close``, no ``Content-Length`` - never
+    an HTML page. (Requests Go refuses for their target or body framing: see :mod:`.framing`.)"""
 
     def send_error(self, code, message=None, explain=None):  # noqa: D401 - stdlib signature
         try:
@@ -92,8 +93,7 @@ class _GoErrorsMixin:
         try:
             self.send_response_only(code, reason)
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Connection", "close")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")  # no Content-Length: Go's answer ends with the connection
             self.end_headers()
             if self.command != "HEAD" and code >= 200 and code not in (204, 304):
                 self.wfile.write(body)
@@ -170,8 +170,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 class _BoundedServer(ThreadedWSGIServer):
     """werkzeug's threaded server with at most ``connections.limits.max_connections`` connection
-    threads (see :mod:`.connections`: further connections wait in the listen queue while idle ones are
-    cut to make room) and the registry's timeouts checked from the accept loop.
+    threads holding a slot, plus ``max_parked`` whose request is a parked blocking query (see
+    :mod:`.connections`: further connections wait in the listen queue while idle ones are cut to make
+    room), the per-client-address bound, and the registry's timeouts checked from the accept loop.
 
     Every thread past a few dozen costs all the others: each waits for the GIL on a timed futex, so
     thousands of threads woken at once (2,000 half-sent requests closed together) starved the accept
@@ -182,31 +183,38 @@ class _BoundedServer(ThreadedWSGIServer):
     def __init__(self, *args, connections: ConnectionRegistry, **kwargs):
         super().__init__(*args, **kwargs)
         self.connections = connections
-        self._slots = threading.BoundedSemaphore(connections.limits.max_connections)
-        self._handed_over = False
+        self._accepted = False
         self._next_expiry = 0.0
 
     def _handle_request_noblock(self) -> None:
-        if not self._slots.acquire(blocking=False):
-            self.connections.shed()  # a connection is waiting: make room if one is idle
-            if not self._slots.acquire(timeout=POLL_INTERVAL):
-                return  # serve_forever polls again (and notices a shutdown request)
-        self._handed_over = False
+        if not self.connections.take_slot(POLL_INTERVAL):
+            return  # serve_forever polls again (and notices a shutdown request)
+        self._accepted = False
         try:
             super()._handle_request_noblock()
         finally:
-            if not self._handed_over:  # nothing accepted, or no thread started
-                self._slots.release()
+            if not self._accepted:  # nothing accepted: the slot is still the loop's
+                self.connections.slots.release()
 
-    def process_request(self, request, client_address) -> None:
-        super().process_request(request, client_address)
-        self._handed_over = True
+    def get_request(self):
+        request, client_address = super().get_request()
+        self._accepted = True
+        self.connections.hold(request, client_address)  # from now on shutdown_request releases it
+        return request, client_address
+
+    def verify_request(self, request, client_address) -> bool:
+        return self.connections.admit(request)
 
     def process_request_thread(self, request, client_address) -> None:
-        try:
+        registry = self.connections
+        with parking.hooked(lambda: registry.park(request)):  # a parked blocking query leaves the slots
             super().process_request_thread(request, client_address)
+
+    def shutdown_request(self, request) -> None:
+        try:
+            super().shutdown_request(request)
         finally:
-            self._slots.release()
+            self.connections.release(request)
 
     def service_actions(self) -> None:
         super().service_actions()
@@ -221,9 +229,9 @@ class ServiceServer:
 
     ``app`` is a WSGI callable; ``error_response(exc)`` builds the service's 500 answer for an
     exception that escaped ``app`` (scheduler: plain text; secrets: ``{"errors": [...]}``).
-    ``port=0`` binds a free port; :attr:`url` tells which. ``limits`` sets the connection timeouts
-    and the bound on connection threads (:class:`~.connections.ListenerLimits`, defaults like
-    OpenBao's listener). :meth:`stop` returns within about :data:`POLL_INTERVAL` seconds.
+    ``port=0`` binds a free port; :attr:`url` tells which. ``limits`` sets the connection timeouts,
+    the bounds on connection threads and the per-client-address bound
+    (:class:`~.connections.ListenerLimits`, defaults like OpenBao's and Nomad's listeners). :meth:`stop` returns within about :data:`POLL_INTERVAL` seconds.
     """
 
     def __init__(
@@ -311,6 +319,13 @@ class ServiceServer:
         )
         self._thread.start()
         return self
+
+    @property
+    def connections(self) -> ConnectionRegistry | None:
+        """The open connections of the running listener (their phases, slots, parked blocking
+        queries and client addresses; :class:`~.connections.ConnectionRegistry`), or None when stopped."""
+        server = self._server
+        return server.connections if server is not None else None
 
     @property
     def port(self) -> int:

@@ -1,0 +1,94 @@
+"""Parity: request framing over raw sockets, as Go's ``net/http`` server frames a request (see
+``pytest_schedpki/wire/framing.py``). A request Go refuses gets the same bytes from both sides and
+the connection closes; one it accepts gets the same status and the connection stays open."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+
+pytestmark = pytest.mark.parity
+
+P = b"POST /v1/sys/health HTTP/1.1\r\nHost: x\r\n"
+G = b"GET /v1/sys/health"
+
+REFUSED = {
+    "two-lengths": P + b"Content-Length: 5\r\nContent-Length: 30\r\n\r\nhelloGET /v1/sys/health HTTP/1.1\r\n\r\n",
+    "length-case": P + b"Content-Length: 5\r\ncontent-length: 6\r\n\r\nhello!",
+    "length-list": P + b"Content-Length: 5, 5\r\n\r\nhello",
+    "length-negative": P + b"Content-Length: -1\r\n\r\n",
+    "length-signed": P + b"Content-Length: +5\r\n\r\nhello",
+    "length-underscore": P + b"Content-Length: 1_0\r\n\r\nhellohello",
+    "length-empty": P + b"Content-Length: \r\n\r\n",
+    "length-2^63": P + b"Content-Length: 9223372036854775808\r\n\r\n",
+    "chunked-two-lengths": P + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\nContent-Length: 30\r\n\r\n0\r\n\r\n",
+    "chunked-bad-length": P + b"Transfer-Encoding: chunked\r\nContent-Length: x\r\n\r\n0\r\n\r\n",
+    "http10-two-lengths": b"POST /v1/sys/health HTTP/1.0\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 30\r\n\r\nhello",
+    "te-identity-chunked": P + b"Transfer-Encoding: identity, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "te-twice": P + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "te-gzip": P + b"Transfer-Encoding: gzip\r\n\r\n",
+    "te-empty": P + b"Transfer-Encoding: \r\n\r\n",
+    "te-gzip-two-lengths": P + b"Transfer-Encoding: gzip\r\nContent-Length: 5\r\nContent-Length: 30\r\n\r\n",
+    "nul-path": G + b"\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
+    "nul-query": G + b"?a=\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
+    "del-path": G + b"\x7f HTTP/1.1\r\nHost: x\r\n\r\n",
+    "tab-path": b"GET /v1/sys/he\talth HTTP/1.1\r\nHost: x\r\n\r\n",
+    "nul-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
+    "del-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n",
+}
+
+ACCEPTED = {
+    "equal-lengths": P + b"Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+    "equal-lengths-trimmed": P + b"Content-Length: 5\r\nContent-Length:  5 \r\n\r\nhello",
+    "leading-zero": P + b"Content-Length: 05\r\n\r\nhello",
+    "chunked-and-length": P + b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "chunked-upper-case": P + b"Transfer-Encoding:  CHUNKED \r\n\r\n0\r\n\r\n",
+    "chunked-equal-lengths": P + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    "get-chunked": G + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "tab-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\tb\r\n\r\n",
+    "folded-header": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\r\n folded\r\n\r\n",
+    "high-byte-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\xffb\r\n\r\n",
+}
+
+
+@pytest.fixture
+def urls(request, bao_server):
+    """The two base URLs: ``(bao, double)`` (self-check mode: a second real server)."""
+    from conftest import SELFCHECK
+
+    if SELFCHECK:
+        return bao_server.url, request.getfixturevalue("second_bao_server").url
+    return bao_server.url, request.getfixturevalue("fresh_double").secrets_url
+
+
+def _exchange(url: str, raw: bytes, wait: float = 2.0) -> tuple[bytes, bool]:
+    """Send ``raw``; return the bytes answered within ``wait`` s and whether the server closed."""
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=wait) as sock:
+        sock.sendall(raw)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except TimeoutError:
+            return data, False
+        except ConnectionResetError:
+            pass
+        return data, True
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_a_request_go_refuses_gets_the_same_bytes_and_the_connection_closes(urls, name):
+    bao, double = (_exchange(url, REFUSED[name]) for url in urls)
+    assert bao[1] and double[1], "the connection must close"
+    assert double[0] == bao[0]
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED))
+def test_a_request_go_accepts_gets_the_same_status_and_the_connection_stays_open(urls, name):
+    bao, double = (_exchange(url, ACCEPTED[name], wait=0.5) for url in urls)
+    status = [re.match(rb"HTTP/1\.[01] (\d{3}) ", side[0]).group(1) for side in (bao, double)]
+    assert status[1] == status[0]
+    assert not bao[1] and not double[1], "the connection must stay open"
