@@ -1,8 +1,9 @@
 """A finished answer as a small WSGI application: what werkzeug's ``Response`` sends for a bytes body,
 built in a fraction of its cost (a ``Response`` takes ~20 us to build and call, on every request).
 
-:class:`BytesResponse` writes the same status line (werkzeug's upper-case reason, ``UNKNOWN`` for a
-code it does not know), the given headers in order with ``Content-Type`` set in place, then
+:class:`BytesResponse` gives the same WSGI status (werkzeug's upper-case reason, ``UNKNOWN`` for a
+code it does not know; the listeners and the in-process transport write Go's reason instead,
+:func:`go_reason`), the given headers in order with ``Content-Type`` set in place, then
 ``Content-Length``; a ``HEAD`` request gets the headers without the body. Only for statuses of 200
 and up other than 204 and 304 (whose framing werkzeug treats specially): :func:`bytes_response`
 hands those to werkzeug's ``Response``.
@@ -17,6 +18,32 @@ from typing import Any
 from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wrappers import Response
 
+#: Go's ``net/http.StatusText``: the reason phrase both upstreams' servers write in the status line
+#: (read off OpenBao 2.7.2, built with Go 1.27, for every code 100-599 through ``sys/health``'s codes)
+GO_STATUS_TEXT: dict[int, str] = {
+    100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
+    200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+    205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
+    300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+    305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
+    400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required",
+    408: "Request Timeout", 409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed",
+    413: "Request Entity Too Large", 414: "Request URI Too Long", 415: "Unsupported Media Type",
+    416: "Requested Range Not Satisfiable", 417: "Expectation Failed", 418: "I'm a teapot",
+    421: "Misdirected Request", 422: "Unprocessable Entity", 423: "Locked", 424: "Failed Dependency",
+    425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
+    431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
+    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
+    507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
+}
+
+
+def go_reason(code: int) -> str:
+    """The reason phrase Go's server writes after ``code`` (``writeStatusLine``): ``StatusText``, or
+    ``status code <code>`` for a code it does not know (e.g. ``sys/health?activecode=299``)."""
+    return GO_STATUS_TEXT.get(code) or f"status code {code}"
 
 class BytesResponse:
     """``body`` (bytes) with ``status`` (int) and ``headers`` (name, value pairs, in order); call it

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from .bytes_response import go_reason
 from .keepalive import MAX_DRAIN, _http_date
 
 if TYPE_CHECKING:
@@ -166,8 +167,8 @@ def _run(server: ServiceServer, environ: dict, answer: Answer) -> None:
         state.clear()
         body = b"".join(InternalServerError()(environ, start_response))
         state["close"] = True
-    code_text, _, reason = state["status"].partition(" ")
-    answer.status, answer.reason, answer.body = int(code_text), reason, body
+    code = int(state["status"].partition(" ")[0])
+    answer.status, answer.reason, answer.body = code, go_reason(code), body
     answer.headers = state["headers"]
     answer.dropped = environ["werkzeug.socket"].dropped
     answer.close = state.get("close", False)

@@ -27,6 +27,7 @@ from werkzeug.exceptions import InternalServerError
 from werkzeug.serving import WSGIRequestHandler
 from werkzeug.wsgi import LimitedStream
 
+from .bytes_response import go_reason
 from .chunked import ChunkedBody
 from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
 from .fastparse import FastParseMixin
@@ -246,10 +247,9 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
         """Status line and headers (``Date``, the application's, then framing and ``Connection``), as
         bytes ending with the blank line. No ``Server`` header: Go's net/http (bao, Nomad) sends none."""
         status: str = state["status"]
-        code_text, _, reason = status.partition(" ")
-        code = int(code_text)
+        code = int(status.partition(" ")[0])
         self.log_request(code)
-        lines = [f"{self.protocol_version} {code} {reason}\r\n", f"Date: {_http_date()}\r\n"]
+        lines = [f"{self.protocol_version} {code} {go_reason(code)}\r\n", f"Date: {_http_date()}\r\n"]
         has_length = False
         for key, value in state["headers"]:
             lower = key.lower()

@@ -92,3 +92,23 @@ def test_a_request_go_accepts_gets_the_same_status_and_the_connection_stays_open
     status = [re.match(rb"HTTP/1\.[01] (\d{3}) ", side[0]).group(1) for side in (bao, double)]
     assert status[1] == status[0]
     assert not bao[1] and not double[1], "the connection must stay open"
+
+
+# Answers whose status line carries each kind of reason phrase: Go's StatusText (title case, "I'm a
+# teapot"-style exceptions such as "Request URI Too Long"), and "status code N" for a code Go does not
+# know; the double wrote werkzeug's upper-case phrases ("405 METHOD NOT ALLOWED", "299 UNKNOWN")
+STATUS_LINES = {
+    "405": b"DELETE /v1/sys/health HTTP/1.1\r\nHost: x\r\n\r\n",
+    "404": b"GET /v1/pki-none/ca HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n\r\n",
+    "403": b"GET /v1/sys/mounts HTTP/1.1\r\nHost: x\r\n\r\n",
+    "health-414": b"GET /v1/sys/health?activecode=414 HTTP/1.1\r\nHost: x\r\n\r\n",
+    "health-418": b"GET /v1/sys/health?activecode=418 HTTP/1.1\r\nHost: x\r\n\r\n",
+    "health-299": b"GET /v1/sys/health?activecode=299 HTTP/1.1\r\nHost: x\r\n\r\n",
+    "health-513": b"GET /v1/sys/health?activecode=513 HTTP/1.1\r\nHost: x\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", list(STATUS_LINES))
+def test_the_status_line_carries_gos_reason_phrase(urls, name):
+    bao, double = (_exchange(url, STATUS_LINES[name], wait=0.5)[0].split(b"\r\n", 1)[0] for url in urls)
+    assert double == bao
