@@ -12,31 +12,13 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from ...golang.glob import go_glob
 from ...golang.sort import slice_stable
 
 T = TypeVar("T")
 
 
-def glob(pattern: str, subject: str) -> bool:
-    """``glob.Glob(pattern, subject)``."""
-    if pattern == "":
-        return subject == ""
-    if pattern == "*":
-        return True
-    parts = pattern.split("*")
-    if len(parts) == 1:
-        return subject == pattern
-    leading, trailing = pattern.startswith("*"), pattern.endswith("*")
-    end = len(parts) - 1
-    for i in range(end):
-        at = subject.find(parts[i])
-        if i == 0:
-            if not leading and at != 0:
-                return False
-        elif at < 0:
-            return False
-        subject = subject[at + len(parts[i]):]
-    return trailing or subject.endswith(parts[end])
+glob = go_glob  # ``glob.Glob``
 
 
 def _size(text: str) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 from cryptography import x509
 
 from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.glob import go_glob  # noqa: F401 - also imported from here
 from pytest_schedpki.golang.url import GoURLError, go_url_string
 
 from ..codecs.x509 import key_type_of
@@ -33,25 +34,6 @@ class PolicyError(ValueError):
     def __init__(self, message: str, internal: bool = False):
         super().__init__(message)
         self.internal = internal
-
-
-def go_glob(pattern: str, subject: str) -> bool:
-    """ryanuber/go-glob ``Glob``: ``*`` is the only wildcard and matches any run of characters
-    (dots included); ``""`` matches only ``""``."""
-    if pattern == "":
-        return subject == ""
-    if pattern == "*":
-        return True
-    parts = pattern.split("*")
-    if len(parts) == 1:
-        return subject == pattern
-    leading, trailing = pattern.startswith("*"), pattern.endswith("*")
-    for i, part in enumerate(parts[:-1]):
-        idx = subject.find(part)
-        if (i == 0 and not leading and idx != 0) or idx < 0:
-            return False
-        subject = subject[idx + len(part):]
-    return trailing or subject.endswith(parts[-1])
 
 
 def to_ascii(name: str) -> str:
