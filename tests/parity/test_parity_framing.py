@@ -4,12 +4,17 @@ the connection closes; one it accepts gets the same status and the connection st
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 
 import pytest
 
 pytestmark = pytest.mark.parity
+
+# as tests/parity/conftest.py reads it (a bare ``from conftest import`` finds whichever tests/*/conftest.py
+# the session imported first under that name)
+SELFCHECK = os.environ.get("SCHEDPKI_PARITY_SELFCHECK", "") not in ("", "0")
 
 P = b"POST /v1/sys/health HTTP/1.1\r\nHost: x\r\n"
 G = b"GET /v1/sys/health"
@@ -56,8 +61,6 @@ ACCEPTED = {
 @pytest.fixture
 def urls(request, bao_server):
     """The two base URLs: ``(bao, double)`` (self-check mode: a second real server)."""
-    from conftest import SELFCHECK
-
     if SELFCHECK:
         return bao_server.url, request.getfixturevalue("second_bao_server").url
     return bao_server.url, request.getfixturevalue("fresh_double").secrets_url
