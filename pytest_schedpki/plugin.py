@@ -195,7 +195,7 @@ def check_ini(config: pytest.Config) -> None:
         if inidict[name][1] == "bool":
             try:
                 config.getini(name)
-            except ValueError:
+            except (ValueError, pytest.UsageError):  # pytest 9.2 raises its own UsageError, without the name
                 raise pytest.UsageError(f"ini option {name} must be {_TRUTH}, got {_raw_ini(config, name)!r}") from None
     for name in _WHOLE_NUMBERS:
         value = _int_or_none(config.getini(name), name)
