@@ -205,7 +205,11 @@ def check_ini(config: pytest.Config) -> None:
 
 
 def _raw_ini(config: pytest.Config, name: str) -> object:
-    value = config.inicfg.get(name)
+    import warnings
+
+    with warnings.catch_warnings():  # pytest 9.2 deprecates inicfg; getini cannot give the text it refused
+        warnings.simplefilter("ignore", DeprecationWarning)
+        value = config.inicfg.get(name)
     return getattr(value, "value", value)  # pytest 9 keeps a ConfigValue, earlier versions the text
 
 
