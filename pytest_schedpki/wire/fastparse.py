@@ -46,12 +46,14 @@ class FastParseMixin:
 
     def parse_request(self) -> bool:  # type: ignore[override]
         match = _REQUEST_LINE.match(self.raw_requestline)
+        self.raw_header_lines = None
         if match is None:
             return super().parse_request()  # type: ignore[misc]
         lines, parsed = self._read_header_block()
+        self.raw_header_lines = lines  # the header block as sent (framing.refusal reads it)
         if parsed is None:
             real = self.rfile
-            self.rfile = _Replay(lines, real)
+            self.rfile = _Replay(list(lines), real)  # a copy: the replay consumes its list
             try:
                 return super().parse_request()  # type: ignore[misc]
             finally:

@@ -42,6 +42,21 @@ REFUSED = {
     "tab-path": b"GET /v1/sys/he\talth HTTP/1.1\r\nHost: x\r\n\r\n",
     "nul-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
     "del-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n",
+    # the header block as textproto reads it, then net/http's Host and name checks (with their reason)
+    "no-host": G + b" HTTP/1.1\r\n\r\n",
+    "two-hosts": G + b" HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    "two-hosts-bad-te": P.replace(b"Host: x", b"Host: a\r\nHost: b") + b"Transfer-Encoding: gzip\r\n\r\n",
+    "space-in-name": G + b" HTTP/1.1\r\nHost: x\r\nX A: b\r\n\r\n",
+    "space-before-colon": G + b" HTTP/1.1\r\nHost: x\r\nX-A : b\r\n\r\n",
+    "host-space-before-colon": G + b" HTTP/1.1\r\nHost : x\r\n\r\n",
+    "bare-cr-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n",
+    "empty-name": G + b" HTTP/1.1\r\nHost: x\r\n: b\r\n\r\n",
+    "no-colon": G + b" HTTP/1.1\r\nHost: x\r\nXA\r\n\r\n",
+    "non-token-name": G + b" HTTP/1.1\r\nHost: x\r\nX(A): b\r\n\r\n",
+    "high-byte-name": G + b" HTTP/1.1\r\nHost: x\r\nX\xffA: b\r\n\r\n",
+    "malformed-host": G + b" HTTP/1.1\r\nHost: a b\r\n\r\n",
+    "host-high-byte": G + b" HTTP/1.1\r\nHost: h\xe9\r\n\r\n",
+    "first-line-folded": G + b" HTTP/1.1\r\n X: a\r\nHost: x\r\n\r\n",
 }
 
 ACCEPTED = {
@@ -55,6 +70,10 @@ ACCEPTED = {
     "tab-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\tb\r\n\r\n",
     "folded-header": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\r\n folded\r\n\r\n",
     "high-byte-header-value": G + b" HTTP/1.1\r\nHost: x\r\nX-A: a\xffb\r\n\r\n",
+    "http10-no-host": G + b" HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    "empty-host": G + b" HTTP/1.1\r\nHost:\r\n\r\n",
+    "host-with-port-and-brackets": G + b" HTTP/1.1\r\nHost: [::1]:8200\r\n\r\n",
+    "bare-lf-lines": G + b" HTTP/1.1\nHost: x\nX-A: b\n\n",
 }
 
 
