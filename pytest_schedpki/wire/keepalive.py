@@ -249,7 +249,9 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
         status: str = state["status"]
         code = int(status.partition(" ")[0])
         self.log_request(code)
-        lines = [f"{self.protocol_version} {code} {go_reason(code)}\r\n", f"Date: {_http_date()}\r\n"]
+        http10 = self.request_version == "HTTP/1.0"  # Go answers an HTTP/1.0 request in HTTP/1.0
+        version = "HTTP/1.0" if http10 else self.protocol_version
+        lines = [f"{version} {code} {go_reason(code)}\r\n", f"Date: {_http_date()}\r\n"]
         has_length = False
         for key, value in state["headers"]:
             lower = key.lower()
@@ -259,14 +261,18 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
                 self.close_connection = True
             lines.append(f"{key}: {value}\r\n")
         if not (has_length or environ["REQUEST_METHOD"] == "HEAD" or 100 <= code < 200 or code in (204, 304)):
-            state["chunked"] = True
-            lines.append("Transfer-Encoding: chunked\r\n")
+            if http10:  # no chunked body in HTTP/1.0: the connection's end ends the body, as Go does
+                self.close_connection = True
+            else:
+                state["chunked"] = True
+                lines.append("Transfer-Encoding: chunked\r\n")
         stream = state["input"]
         if isinstance(stream, LimitedStream) and stream.limit - stream.tell() > MAX_DRAIN:
             self.close_connection = True  # too much unread body to drain: say so before closing
         if self.close_connection:
-            lines.append("Connection: close\r\n")
-        elif self.request_version == "HTTP/1.0":
+            if not http10:  # closing is HTTP/1.0's default: Go says nothing
+                lines.append("Connection: close\r\n")
+        elif http10:
             lines.append("Connection: keep-alive\r\n")
         lines.append("\r\n")
         return "".join(lines).encode("latin-1")

@@ -134,3 +134,23 @@ STATUS_LINES = {
 def test_the_status_line_carries_gos_reason_phrase(urls, name):
     bao, double = (_exchange(url, STATUS_LINES[name], wait=0.5)[0].split(b"\r\n", 1)[0] for url in urls)
     assert double == bao
+
+
+# An HTTP/1.0 request is answered in HTTP/1.0 (the double answered HTTP/1.1 with "Connection: close"):
+# the status line, the Connection header and whether the connection stays open
+HTTP10 = {
+    "close": b"GET /v1/sys/seal-status HTTP/1.0\r\n\r\n",
+    "keep-alive": b"GET /v1/sys/seal-status HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    "keep-alive-403": b"GET /v1/sys/mounts HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", list(HTTP10))
+def test_an_http_1_0_request_is_answered_in_http_1_0(urls, name):
+    def seen(url):
+        data, closed = _exchange(url, HTTP10[name], wait=0.5)
+        head = data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+        return head[0], [line for line in head if line.lower().startswith(b"connection:")], closed
+
+    bao, double = (seen(url) for url in urls)
+    assert double == bao
