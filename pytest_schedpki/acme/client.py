@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import get_default_algorithms
 
-__all__ = ["AcmeAnswer", "AcmeClient", "b64url", "jwk_of", "thumbprint_of"]
+__all__ = ["AcmeAnswer", "AcmeClient", "b64url", "csr_for", "jwk_of", "thumbprint_of"]
 
 
 def b64url(data: bytes | str) -> str:
