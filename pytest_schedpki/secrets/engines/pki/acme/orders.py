@@ -93,7 +93,7 @@ def _identifier(raw: Any) -> Identifier:
             if label != "*":
                 raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: invalid wildcard: "
                                                     "wildcard must be entire left-most label")
-            if not rest or "." not in rest:
+            if not rest:
                 raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: invalid wildcard: "
                                                     "wildcard must not be entire domain name; need at least two "
                                                     "domain labels")
