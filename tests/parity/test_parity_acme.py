@@ -176,7 +176,7 @@ def test_order_authorization_and_challenge_reads(acme):
     acme.both(lambda c, s: c.post(c.kid + "/orders"), 403)  # the account's "orders" URL is no path upstream
     acme.both(lambda c, s: c.post(c.directory_url.replace("/directory", "/orders")), 200)
     for index in range(2):
-        acme.both(lambda c, s: c.post(urls[s.name]["authorizations"][index]), 200)
+        acme.both(lambda c, s, i=index: c.post(urls[s.name]["authorizations"][i]), 200)
     authz = {n: acme.client(s).post(urls[n]["authorizations"][0]).json() for n, s in
              (("bao", acme.pair.real), ("double", acme.pair.double))}
     acme.both(lambda c, s: c.post(authz[s.name]["challenges"][0]["url"]), 200)
