@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import acme_parity as a
 import parity_harness as h
@@ -286,3 +287,25 @@ def test_jws_payload_not_an_object(acme):
     acme.both(lambda c, s: c.post(c.directory()["newOrder"], b"[1]"), 400, (
         "malformed", "failed to verify signature: failed to json unmarshal 'payload': json: cannot unmarshal array "
                      f"into Go value of type map[string]interface {{}}: {MALFORMED}"))
+
+
+def test_tidy_acme_revokes_and_deletes_idle_accounts(acme):
+    from test_parity_tidy import _counts, _tidy
+
+    acme.account()
+    gone = a.AcmeSides(acme.pair)
+    gone.account()
+    gone.both(lambda c, s: c.post(c.kid, {"status": "deactivated"}), 200)
+    busy = a.AcmeSides(acme.pair)
+    busy.account()
+    busy.both(lambda c, s: c.new_order(["t.example.com"]), 201)  # a pending order keeps its account
+    time.sleep(2.2)  # past the 1 s account safety buffer on both servers' clocks
+    _tidy(acme.pair, {"tidy_acme": True, "acme_account_safety_buffer": "1s"})
+    _counts(acme.pair, acme_account_revoked_count=1, acme_account_deleted_count=1, acme_orders_deleted_count=0,
+            total_acme_account_count=0)
+    acme.both(lambda c, s: c.new_order(["x.example.com"]), 401, (
+        "unauthorized", "the client lacks sufficient authorization: account in status: revoked"))
+    gone.both(lambda c, s: c.new_order(["x.example.com"]), 400, (
+        "accountDoesNotExist", "failed to json unmarshal 'protected': account not found: the request specified an "
+                               "account that does not exist"))
+    busy.both(lambda c, s: c.new_order(["y.example.com"]), 201)
