@@ -6,6 +6,7 @@ endpoint and resets."""
 from __future__ import annotations
 
 import datetime
+import json
 import socket
 import ssl
 import struct
@@ -223,3 +224,11 @@ def test_control_endpoint_and_reset(schedpki, acme):
     schedpki.double.reset()
     assert schedpki.acme.always_valid is False
     assert acme.read("config/acme").status_code == 404  # the mount is gone with the reset
+
+
+def test_the_eab_hmac_key_never_reaches_the_journal(schedpki, acme):
+    answer = acme.session.post(f"{acme.url}/acme/new-eab")
+    key = answer.json()["data"]["key"]
+    entries = [e for e in schedpki.journal.entries() if e.path.endswith("/acme/new-eab")]
+    assert entries and key not in json.dumps([e.response for e in entries], default=str)
+    assert entries[-1].response["data"]["key"] == "<redacted>"
