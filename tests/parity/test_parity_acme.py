@@ -309,3 +309,34 @@ def test_tidy_acme_revokes_and_deletes_idle_accounts(acme):
         "accountDoesNotExist", "failed to json unmarshal 'protected': account not found: the request specified an "
                                "account that does not exist"))
     busy.both(lambda c, s: c.new_order(["y.example.com"]), 201)
+
+
+@pytest.mark.parametrize(("config", "prefix", "detail"), [
+    ({"default_directory_policy": "forbid"}, "acme/", "default directory not allowed by ACME policy"),
+    ({"default_directory_policy": "role:web"}, "acme/", None),
+    ({"allowed_roles": ["web"]}, "roles/nostore/acme/", "role can not be used as NoStore is set to true"),
+    ({"allowed_roles": ["web"]}, "roles/other/acme/", "specified role not allowed by ACME policy"),
+    ({"allowed_issuers": ["default"]}, "issuer/default/acme/", None),
+])
+def test_directory_policies(web, config, prefix, detail):
+    web.create_role("nostore", {"no_store": True, "allow_any_name": True})
+    web.create_role("other", {"allow_any_name": True})
+    a.enable(web, **config)
+    sides = a.AcmeSides(web, prefix)
+    if detail is None:
+        sides.both(lambda c, s: c.request("GET", c.directory_url), 200)
+        sides.account()
+        sides.both(lambda c, s: c.new_order(["www.example.com"]), 201)
+    else:
+        sides.both(lambda c, s: c.request("GET", c.directory_url), 500, (
+            "serverInternal", f"the server experienced an internal error: {detail}"))
+
+
+def test_account_of_another_directory(acme):
+    acme.account()
+    other = a.AcmeSides(acme.pair, "roles/web/acme/", key=acme.key)
+    for name, client in other.clients.items():
+        client.kid = acme.clients[name].kid
+    other.both(lambda c, s: c.new_order(["www.example.com"]), 400, (
+        "malformed", "failed to json unmarshal 'protected': the request message was malformed: account part of "
+                     "different ACME directory path"))

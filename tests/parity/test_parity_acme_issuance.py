@@ -53,10 +53,12 @@ def _poll(client, url: str, until: str, timeout: float = 60) -> dict:
         time.sleep(0.5)
 
 
-def test_http01_issuance_and_revocation(pki, port80):
+@pytest.mark.parametrize("prefix", ["acme/", "roles/web/acme/"])
+def test_http01_issuance_and_revocation(web, port80, prefix):
+    pki = web
     a.enable(pki)
     pki.double_obj.secrets.acme_knobs.update(challenge_address=port80.address)
-    acme = a.AcmeSides(pki)
+    acme = a.AcmeSides(pki, prefix)
     acme.account()
     orders = acme.both(lambda c, s: c.new_order(["localhost"]), 201)
     order = {n: o.json() for n, o in orders.items()}
@@ -89,10 +91,13 @@ def test_http01_issuance_and_revocation(pki, port80):
         assert list(leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
             ExtendedKeyUsageOID.SERVER_AUTH]
         assert leaf.public_key().public_numbers() == cert_key.public_key().public_numbers()
-        assert leaf.subject == x509.Name([])  # sign-verbatim directory: the CSR's (empty) subject, no CN added
-        assert leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).critical
+        if prefix == "acme/":  # sign-verbatim directory: the CSR's (empty) subject, no CN added
+            assert leaf.subject == x509.Name([])
+            assert leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).critical
+        else:  # the role (require_cn) gets the first name as CN; its client flag is dropped for ACME
+            assert leaf.subject.rfc4514_string() == "CN=localhost"
     lifetimes = {(leaf.not_valid_after_utc - leaf.not_valid_before_utc).total_seconds() for leaf in leaves.values()}
-    assert lifetimes == {768 * 3600 + 30}, lifetimes  # the mount's default TTL (below the 90-day cap) + 30 s
+    assert lifetimes == ({768 * 3600 + 30} if prefix == "acme/" else {24 * 3600 + 30}), lifetimes  # mount / role TTL  # the mount's default TTL (below the 90-day cap) + 30 s
     acme.both(lambda c, s: c.revoke(leaves[s.name].public_bytes(DER), key=ec.generate_private_key(ec.SECP256R1())),
               400, ("malformed", "unable to revoke certificate: unable to verify proof of possession of private key "
                                  "provided by proxy: provided private key does not match certificate's public key: "
