@@ -340,3 +340,11 @@ def test_account_of_another_directory(acme):
     other.both(lambda c, s: c.new_order(["www.example.com"]), 400, (
         "malformed", "failed to json unmarshal 'protected': the request message was malformed: account part of "
                      "different ACME directory path"))
+
+
+def test_post_as_get_on_the_account_and_key_change(acme):
+    acme.account()
+    acme.both(lambda c, s: c.post(c.kid), 200)  # upstream reads it as an update with no contact
+    acme.both(lambda c, s: c.new_account(only_existing=True), 200)
+    acme.both(lambda c, s: c.post(c.directory()["keyChange"], {}), 404)
+    acme.both(lambda c, s: c.request("GET", c.directory()["keyChange"]), 404)

@@ -16,7 +16,7 @@ import acme_parity as a
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pytest_schedpki.acme import Http01Responder, csr_for
@@ -77,6 +77,10 @@ def test_http01_issuance_and_revocation(web, port80, prefix):
         "badCSR", "the CSR is unacceptable: certificate public key must not match account key"))
     acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(cert_key, ["other.example"])), 400, (
         "badCSR", "the CSR is unacceptable: CSR is missing order DNS identifier localhost"))
+    if prefix != "acme/":  # the role's key rules apply (web: EC P-256)
+        rsa_key = rsa.generate_private_key(65537, 2048)
+        acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(rsa_key, ["localhost"])), 400, (
+            "badCSR", "the CSR is unacceptable: refusing to sign CSR: role requires keys of type ec"))
     final = acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(cert_key, ["localhost"])), 200)
     downloads = acme.both(lambda c, s: c.post(final[s.name].json()["certificate"]), 200, compare_body=False)
     leaves = {}

@@ -239,3 +239,20 @@ def test_the_eab_hmac_key_never_reaches_the_journal(schedpki, acme):
     entries = [e for e in schedpki.journal.entries() if e.path.endswith("/acme/new-eab")]
     assert entries and key not in json.dumps([e.response for e in entries], default=str)
     assert entries[-1].response["data"]["key"] == "<redacted>"
+
+
+def test_requests_clients_get_the_same_answers_in_process(schedpki, acme):
+    """A requests-based client (certbot's acme library is one) goes through the plugin's in-process
+    transport: HEAD new-nonce, the Replay-Nonce/Link/Location headers, 201 and problem documents."""
+    head = requests.head(acme.client.directory()["newNonce"], timeout=10)
+    assert head.status_code == 200 and head.headers["Replay-Nonce"] and "Content-Type" not in head.headers
+    body = acme.client.jws(acme.client.directory()["newAccount"], {"termsOfServiceAgreed": True}, use_jwk=True,
+                           nonce=head.headers["Replay-Nonce"])
+    created = requests.post(acme.client.directory()["newAccount"], json=body, timeout=10,
+                            headers={"Content-Type": "application/jose+json"})
+    assert created.status_code == 201 and created.headers["Location"].startswith(acme.url + "/acme/account/")
+    assert created.headers["Link"].endswith('/acme/directory>;rel="index"') and created.headers["Replay-Nonce"]
+    again = requests.post(acme.client.directory()["newAccount"], json=body, timeout=10,
+                          headers={"Content-Type": "application/jose+json"})
+    assert again.status_code == 400 and again.headers["Content-Type"] == "application/problem+json"
+    assert again.json()["type"] == "urn:ietf:params:acme:error:badNonce"
