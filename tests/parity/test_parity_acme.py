@@ -263,6 +263,11 @@ def test_eab_lifecycle_and_policy(acme):
     p.send("POST", "/v1/{mount}/roles/web/acme/new-eab").same(volatile=("id", "key", "created_on")).expect(
         200, data={"acme_directory": "roles/web/acme/directory"})
     p.send("LIST", "/v1/{mount}/eab").same(volatile=("keys", "key_info")).expect(200)
+    def one_key(side, resp):
+        assert len(resp.json()["data"]["keys"]) == 1, resp.text
+    p.send("LIST", "/v1/{mount}/eab", params={"limit": "1"}).same(volatile=("keys", "key_info")).check(one_key)
+    p.send("LIST", "/v1/{mount}/eab", params={"after": "g"}).same().expect(404)
+    p.send("LIST", "/v1/{mount}/eab", params={"limit": "x"}).same().expect(400)
     p.send("DELETE", "/v1/{mount}/eab/not-a-uuid").same().expect(404)
     p.send("DELETE", "/v1/{mount}/eab/00000000-0000-0000-0000-000000000000").same().expect(
         200, warnings=["No key id found with id: 00000000-0000-0000-0000-000000000000"])
