@@ -247,6 +247,8 @@ def test_config_acme_write_normalises_and_keeps(web):
     web.send("POST", "/v1/{mount}/config/acme", json={"allow_role_ext_key_usage": True}).same().expect(200, data={
         "eab_policy": "always-required", "allow_role_ext_key_usage": True})
     web.send("DELETE", "/v1/{mount}/config/acme").same().expect(405)
+    web.send("POST", "/v1/{mount}/config/acme", json={"max_ttl": "1h"}).same().expect(  # Vault's field, not bao's
+        200, warnings=["Endpoint ignored these unrecognized parameters: [max_ttl]"])
 
 
 def test_eab_lifecycle_and_policy(acme):
