@@ -120,7 +120,7 @@ def _repair(root: hcl1.ObjectList, p: dict) -> None:
 
 def _decode(rules: str) -> dict:
     try:
-        root = hcl1_json.parse(rules, trailing_commas=True) if rules.lstrip().startswith("{") \
+        root = hcl1_json.parse(rules, nomad=True) if rules.lstrip().startswith("{") \
             else hcl1.parse(rules, nomad=True)
         p = decode(root, POLICY)
         _repair(root, p)
