@@ -5,7 +5,6 @@ function named in its test says (command/agent/*.go, nomad/*_endpoint.go at aa02
 from __future__ import annotations
 
 import base64
-import dataclasses
 import datetime
 
 import jwt
@@ -13,21 +12,18 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sched_helpers import assert_plain
 
+from pytest_schedpki.scheduler.aclstore.objects import Policy
 from pytest_schedpki.scheduler.agent.profile import profile_of
-from pytest_schedpki.scheduler.sso.objects import Policy
 
 INTRO = "/v1/acl/identity/client-introduction-token"
 
 
 def client_token(sched, rules: str | None = None) -> str:
     """A client token holding one policy with ``rules`` (none: no policy)."""
-    tok = sched.state.add_token(type="client")
-    policies = ()
+    name = f"p{sched.state.last_index}"
     if rules is not None:
-        sched.state.acl.upsert_policy(Policy(Name="p-" + tok.AccessorID[:8], Rules=rules))
-        policies = ("p-" + tok.AccessorID[:8],)
-    sched.state._tokens[tok.SecretID] = dataclasses.replace(tok, Policies=policies)
-    return tok.SecretID
+        sched.state.acl.upsert_policy(Policy(Name=name, Rules=rules))
+    return sched.state.add_token(type="client", policies=[name] if rules is not None else None).SecretID
 
 
 def _public_key(jwk: dict) -> rsa.RSAPublicKey:
