@@ -142,6 +142,16 @@ def test_agent_self_refusals(sched):
     assert sched.get("/v1/agent/self").json()["stats"]["nomad"]["leader"] == "false"
 
 
+def test_agent_self_with_an_expired_token_is_a_500(sched):
+    # HTTPServer.ResolveToken wraps ErrTokenExpired; its text ends in neither "Permission denied"
+    # nor "ACL token not found", so wrap answers 500 with the whole text.
+    past = sched.state.clock.now() - datetime.timedelta(minutes=1)
+    secret = sched.state.add_token(type="management", expiration_time=past).SecretID
+    assert_plain(sched.get("/v1/agent/self", token=secret), 500,
+                 "ACL token not found or invalid workload identity: ACL token expired")
+    assert_plain(sched.put(INTRO, json={}, token=secret), 403, "Permission denied")  # the RPC: authErr -> 403
+
+
 def test_agent_self_with_acls_disabled(sched):
     sched.state.set_acl_enabled(False)
     r = sched.get("/v1/agent/self", token=None)

@@ -1,7 +1,9 @@
 """``GET /v1/agent/self`` (``command/agent/agent_endpoint.go`` ``AgentSelfRequest``).
 
 GET only (else ``405 Invalid method``); then ``HTTPServer.ResolveToken``: an unknown token is
-``403 Permission denied``; then ``AllowAgentRead`` (agent ``read`` or ``write``, or management),
+``403 Permission denied``; an expired one ``500 ACL token not found or invalid workload identity: ACL
+token expired`` (``ResolveToken`` wraps ``Authenticate``'s ``ErrTokenExpired``, and ``wrap`` maps
+only texts ending in ``Permission denied`` or ``ACL token not found`` to 403); then ``AllowAgentRead`` (agent ``read`` or ``write``, or management),
 else ``403 Permission denied``. Not forwarded: the agent answers itself, with or without a leader.
 
 The body is ``agentSelf``: ``config`` (the agent's ``Config``, Go field names), ``member`` (the
@@ -61,7 +63,10 @@ def self_document(state) -> dict:
 
 def agent_self(state, request: Request) -> Response:
     """``GET /v1/agent/self`` (see the module doc)."""
-    acl = resolve_acl(state, request_token(request))
+    secret = request_token(request)
+    if getattr(state, "_acl_enabled", True) and secret and state.token_kind(secret) == "expired":
+        raise SchedulerError(500, "ACL token not found or invalid workload identity: ACL token expired")
+    acl = resolve_acl(state, secret)
     if not acl.allow_agent_read():
         raise SchedulerError(403, "Permission denied")
     return json_answer(request, self_document(state))
