@@ -7,7 +7,9 @@
   then :mod:`.aclhttp`, then :mod:`.sso`); ``seed`` (the ``scheduler:`` seed section);
 * ``acl/``: the policy language (parse, validate, decide); ``aclstore/``: policies, roles, tokens,
   bootstrap, one-time tokens and a token's ACL; ``aclhttp/``: their routes;
-* ``sso/``: binding rules, JWT and OIDC login, the built-in IdP.
+* ``sso/``: binding rules, JWT and OIDC login, the built-in IdP;
+* ``agent/``: what a client or harness touches first (JWKS and the signing key, status, agent
+  self, metrics, client-introduction tokens), routed by ``http`` before :mod:`.aclhttp`.
 
 May import: ``golang/``, ``process/``, the core's ``clock`` and ``errors``. Never imports ``secrets/``, ``wire/``
 or the double (the double wraps ``http.make_app`` in the middleware). Inside, imports point one
