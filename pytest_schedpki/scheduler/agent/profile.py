@@ -19,9 +19,10 @@ import threading
 import uuid
 import weakref
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import jwt
-from cryptography.hazmat.primitives.asymmetric import rsa
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROTATION_THRESHOLD_NS = 720 * 3600 * 10**9  # root_key_rotation_threshold default (nomad/config.go)
 _lock = threading.Lock()
@@ -50,11 +51,15 @@ class SigningKey:
 
     def sign(self, claims: dict) -> str:
         """``Encrypter.SignClaims``: a compact JWS, RS256, header ``kid`` and ``typ: JWT``."""
+        import jwt  # here, not at import: the double's start-up stays free of cryptography
+
         return jwt.encode(claims, self.private_key, algorithm="RS256",
                           headers={"kid": self.key_id, "typ": "JWT"})
 
 
 def _new_key(now: datetime.datetime) -> SigningKey:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     return SigningKey(str(uuid.uuid4()), private, int(now.timestamp() * 10**9))
 
