@@ -15,10 +15,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from ..model import SchedulerError
-from ..sso.bexpr import BexprError, Bool, Match, parse
+from ..sso.bexpr import BexprError, Bool, Match, _compiled, parse
 from ..views import QueryResult
 from .tokens import require_management
 
@@ -89,9 +90,10 @@ def _match(node: Match, datum: dict) -> bool:
     elif base == "matches":
         if not isinstance(v, str):
             raise FilterError("Invalid match operator \"Matches\" for a non-string")
-        import re2
-
-        result = re2.search(node.value, v) is not None
+        compiled = _compiled(node.value)  # RE2 (Go's syntax), linear time
+        if compiled is None:
+            raise FilterError(f"failed to compile regular expression {json.dumps(node.value)}")
+        result = compiled.search(v) is not None
     elif base == "is empty":
         result = len(v) == 0 if isinstance(v, (list, str, dict)) else False
     else:  # is nil
