@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from ..model import SchedulerError
-from ..sso.bexpr import BexprError, Bool, Match, _compiled, parse
+from ..sso.bexpr import BexprError, Match, _compiled, evaluate, parse
 from ..views import QueryResult
 from .tokens import require_management
 
@@ -101,17 +101,6 @@ def _match(node: Match, datum: dict) -> bool:
     return not result if negate else result
 
 
-def _eval(node, datum: dict) -> bool:
-    if isinstance(node, Match):
-        return _match(node, datum)
-    assert isinstance(node, Bool)
-    if node.op == "not":
-        return not _eval(node.left, datum)
-    if node.op == "and":
-        return _eval(node.left, datum) and _eval(node.right, datum)
-    return _eval(node.left, datum) or _eval(node.right, datum)
-
-
 def _page(tokens: list, tree, per_page: int, next_token: str, reverse: bool, keyed_by_id: bool) -> TokenPage:
     out = []
     found = next_token == ""
@@ -123,7 +112,7 @@ def _page(tokens: list, tree, per_page: int, next_token: str, reverse: bool, key
                 continue
         if tree is not None:
             try:
-                if not _eval(tree, _datum(token, {})):
+                if not evaluate(tree, _datum(token, {}), _match):
                     continue
             except FilterError as exc:
                 raise SchedulerError(400, f"failed to read result page: {exc}") from None
