@@ -25,3 +25,10 @@ def test_empty_rules_give_an_empty_policy(sched):
     rj = sched.get("/v1/acl/policy/empty").json()["RulesJSON"]
     assert rj == {"Namespaces": None, "NodePools": None, "HostVolumes": None, "Agent": None, "Node": None,
                   "Operator": None, "Sentinel": None, "Quota": None, "Plugin": None, "Raw": "", "ExtraKeysHCL": None}
+
+
+def test_deleting_an_unknown_policy_moves_the_policy_table_index(sched):
+    """``DeleteACLPolicies`` writes the ``acl_policy`` index whatever the names (nomad/state/state_store.go)."""
+    r = sched.delete("/v1/acl/policy/ghost")
+    assert r.status_code == 200
+    assert sched.get("/v1/acl/policies").headers["X-Nomad-Index"] == r.headers["X-Nomad-Index"]
