@@ -234,3 +234,15 @@ def test_routes_and_methods(sched):
         assert_plain(sched.get("/v1/acl/tokens"), 400, "ACL support disabled")
     finally:
         sched.state.set_acl_enabled(True)
+
+
+@pytest.mark.parametrize("expression", ['Name matches "(?<=x)"', 'Name matches "\\\\C"', 'Nope == "x"',
+                                        'Policies == "x"', "Global == maybe", "(" * 500 + 'Name == "x"' + ")" * 500])
+def test_hostile_filters_answer_400_and_change_nothing(sched, expression):
+    policy(sched)
+    create(sched, Type="client", Policies=["eng"])
+    before = sched.state.last_index
+    r = sched.get("/v1/acl/tokens", params={"filter": expression})
+    assert r.status_code == 400 and r.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert r.text.startswith(("failed to read result page: ", "failed to create result paginator: "))
+    assert sched.state.last_index == before

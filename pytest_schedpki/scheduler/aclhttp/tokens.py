@@ -26,7 +26,7 @@ from ..aclstore import one_time, tokens
 from ..aclstore.objects import encoding_json, token_to_dict
 from ..aclstore.token_list import query_tokens
 from ..request import error, meta, parse_query, pretty, read_body, request_token
-from ..sso.body import BodyError, decode_body, decode_struct, empty_response, json_response
+from ..sso.body import BodyError, decode_body, decode_struct, decode_with, empty_response, json_response
 from .token_body import decode_token
 
 ANONYMOUS_TOKEN = {"ExpirationTTL": "", "AccessorID": "anonymous", "SecretID": "", "Name": "Anonymous Token",
@@ -100,15 +100,9 @@ def _self(state, request: Request) -> Response:
 
 
 def _write(state, request: Request, accessor: str) -> Response:
-    body = read_body(request)
-    if isinstance(body, Response):
-        return body
-    if body is None:
-        return error(400, "Request body is empty")
-    try:
-        values = decode_token(body)
-    except BodyError as exc:
-        return error(400, str(exc))
+    values = decode_with(request, decode_token)
+    if isinstance(values, Response):
+        return values
     if accessor and values.AccessorID != accessor:
         return error(400, "ACL token accessor does not match request path")
     index, token = tokens.upsert_token(state, values, request_token(request))

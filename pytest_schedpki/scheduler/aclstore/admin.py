@@ -12,6 +12,7 @@ from ..tokens import ACLToken, new_token, token_kind
 from .bootstrap import bootstrap as _bootstrap
 from .bootstrap import set_reset_file
 from .objects import token_hash
+from .tokens import store_token
 
 
 class TokenAdmin:
@@ -53,13 +54,7 @@ class TokenAdmin:
         local = not global_ and self._federated()
         index = (self._replica.raft_index if local else self._raft) + 1
         token = new_token(self._tokens, secret, type_, name, expires, global_, accessor, self.clock.now(), index)
-        token = replace(token, Hash=token_hash(token))
-        if local:
-            self._replica.raft_index = index
-        else:
-            self._raft = index
-        self._tokens[token.SecretID] = token
-        return token
+        return store_token(self, token, local)
 
     def bootstrap(self, bootstrap_secret: str = "") -> ACLToken:
         """``PUT /v1/acl/bootstrap`` from Python: the new management token (``BootstrapSecret``: a UUID

@@ -103,12 +103,27 @@ def _b64(value: bytes | None) -> str | None:
     return None if value is None else base64.b64encode(value).decode("ascii")
 
 
+def rules_json(rules: str) -> dict | None:
+    """``RulesJSON``: the rules as ``ACL.GetPolicy`` parses them on read (``acl.Parse`` lenient), the
+    ``acl.Policy`` struct as JSON - blocks with their expanded capabilities, ``Raw``, ``ExtraKeysHCL``;
+    absent block lists are null. None when the rules do not parse (only a bypassed write can store those)."""
+    try:
+        parsed = parse(rules, strict=False)
+    except PolicyError:
+        return None
+    return {"Namespaces": parsed.Namespaces or None, "NodePools": parsed.NodePools or None,
+            "HostVolumes": parsed.HostVolumes or None, "Agent": parsed.Agent, "Node": parsed.Node,
+            "Operator": parsed.Operator, "Sentinel": parsed.Sentinel, "Quota": parsed.Quota, "Plugin": parsed.Plugin,
+            "Raw": parsed.Raw, "ExtraKeysHCL": parsed.ExtraKeysHCL}
+
+
 def policy_to_dict(p: Policy, stub: bool = False) -> dict:
-    """``ACLPolicy`` (or with ``stub`` its list entry) as Nomad writes it."""
+    """``ACLPolicy`` (or with ``stub`` its list entry) as Nomad writes it; a full policy carries
+    :func:`rules_json` (``GetPolicy`` fills it on every read)."""
     if stub:
         return {"Name": p.Name, "Description": p.Description, "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex,
                 "ModifyIndex": p.ModifyIndex}
-    return {"Name": p.Name, "Description": p.Description, "Rules": p.Rules, "RulesJSON": None, "JobACL": None,
+    return {"Name": p.Name, "Description": p.Description, "Rules": p.Rules, "RulesJSON": rules_json(p.Rules), "JobACL": None,
             "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex, "ModifyIndex": p.ModifyIndex}
 
 

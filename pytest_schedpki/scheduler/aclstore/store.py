@@ -89,14 +89,16 @@ class ACLObjectStore:
             return s._raft
 
     def delete_policy(self, name: str, secret: str | None = None, check_token: bool = False) -> int:
-        """``ACL.DeletePolicies``: an unknown name succeeds too. Returns the raft index."""
+        """``ACL.DeletePolicies``: an unknown name succeeds too and still moves the policy table's index
+        (``DeleteACLPolicies``). Roles keep their links to a deleted policy; it grants nothing. Returns
+        the raft index."""
         s = self.state
         with s._lock:
             if check_token:
                 s._check_rpc_write(secret)
             s._raft += 1
-            if self.policies.pop(name, None) is not None:
-                self.policy_table = s._raft
+            self.policies.pop(name, None)
+            self.policy_table = s._raft  # DeleteACLPolicies writes the table index whether or not the name existed
             s._cond.notify_all()
             return s._raft
 

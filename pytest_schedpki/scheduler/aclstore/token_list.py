@@ -15,10 +15,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from ..model import SchedulerError
-from ..sso.bexpr import BexprError, Bool, Match, parse
+from ..sso.bexpr import BexprError, Match, _compiled, evaluate, parse
 from ..views import QueryResult
 from .tokens import require_management
 
@@ -89,25 +90,15 @@ def _match(node: Match, datum: dict) -> bool:
     elif base == "matches":
         if not isinstance(v, str):
             raise FilterError("Invalid match operator \"Matches\" for a non-string")
-        import re2
-
-        result = re2.search(node.value, v) is not None
+        compiled = _compiled(node.value)  # RE2 (Go's syntax), linear time
+        if compiled is None:
+            raise FilterError(f"failed to compile regular expression {json.dumps(node.value)}")
+        result = compiled.search(v) is not None
     elif base == "is empty":
         result = len(v) == 0 if isinstance(v, (list, str, dict)) else False
     else:  # is nil
         result = v is None
     return not result if negate else result
-
-
-def _eval(node, datum: dict) -> bool:
-    if isinstance(node, Match):
-        return _match(node, datum)
-    assert isinstance(node, Bool)
-    if node.op == "not":
-        return not _eval(node.left, datum)
-    if node.op == "and":
-        return _eval(node.left, datum) and _eval(node.right, datum)
-    return _eval(node.left, datum) or _eval(node.right, datum)
 
 
 def _page(tokens: list, tree, per_page: int, next_token: str, reverse: bool, keyed_by_id: bool) -> TokenPage:
@@ -121,7 +112,7 @@ def _page(tokens: list, tree, per_page: int, next_token: str, reverse: bool, key
                 continue
         if tree is not None:
             try:
-                if not _eval(tree, _datum(token, {})):
+                if not evaluate(tree, _datum(token, {}), _match):
                     continue
             except FilterError as exc:
                 raise SchedulerError(400, f"failed to read result page: {exc}") from None

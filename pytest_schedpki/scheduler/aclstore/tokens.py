@@ -202,15 +202,22 @@ def upsert_token(state, request: TokenRequest, secret: str | None) -> tuple[int,
             CreateIndex=existing.CreateIndex if existing else index, ModifyIndex=index,
             Policies=None if request.Policies is None else tuple(request.Policies),
             Roles=roles, ExpirationTTL=request.ExpirationTTL)
-        token = replace(token, Hash=token_hash(token))
-        if local:
-            state._replica.raft_index = index
-        else:
-            state._raft = index
-        state._tokens[token.SecretID] = token
-        state.acl.token_table = index
+        token = store_token(state, token, local)
         state._cond.notify_all()
         return index, live_roles(state, token)
+
+
+def store_token(state, token: ACLToken, local: bool) -> ACLToken:
+    """The raft apply of one token write (under the lock): hash it (``SetHash``), move the region's
+    raft index (the local one for a local token in a federated setup) and the token table's, store it."""
+    token = replace(token, Hash=token_hash(token))
+    if local:
+        state._replica.raft_index = token.ModifyIndex
+    else:
+        state._raft = token.ModifyIndex
+    state._tokens[token.SecretID] = token
+    state.acl.token_table = max(state.acl.token_table, token.ModifyIndex)
+    return token
 
 
 def delete_token(state, accessor: str, secret: str | None) -> int:
