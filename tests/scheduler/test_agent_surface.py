@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sched_helpers import assert_plain
 
 from pytest_schedpki.scheduler.aclstore.objects import Policy
+from pytest_schedpki.scheduler.agent.intro import decode_request
 from pytest_schedpki.scheduler.agent.profile import profile_of
 
 INTRO = "/v1/acl/identity/client-introduction-token"
@@ -223,9 +227,26 @@ def test_intro_token_negative_ttl_has_no_expiry(sched):
     (b'{"TTL": true}', "unexpected TTL type: true"),
     (b'{"TTL": {"a": 1}}', "unexpected TTL type: map[a:1]"),
     (b'{"NodeName": 5}', "json: cannot unmarshal number into Go struct field .NodeName of type string"),
-    (b"[1]", "json: cannot unmarshal array into Go value of type struct { TTL interface {}; *structs.Alias }")])
+    (b"[1]", "json: cannot unmarshal array into Go value of type struct { TTL interface {}; *structs.Alias }"),
+    (b'{"TTL": 1e400}', "json: cannot unmarshal number 1e400 into Go struct field .TTL of type float64")])
 def test_intro_token_body_errors(sched, body, text):
     assert_plain(sched.put(INTRO, data=body), 400, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=40), st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=6)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+        st.sampled_from(["TTL", "ttl", "NodeName", "NodePool", "Region", "AuthToken", "x"]), inner, max_size=4)),
+    max_leaves=8).map(lambda v: json.dumps(v).encode())))
+def test_any_intro_body_is_decoded_or_refused_with_a_text(body):
+    """decode_request never raises anything but the ValueError holding the 400 text."""
+    try:
+        args = decode_request(body)
+    except ValueError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
+    else:
+        assert isinstance(args["TTL"], int) and isinstance(args["NodeName"], str)
 
 
 def test_intro_token_needs_node_write(sched):

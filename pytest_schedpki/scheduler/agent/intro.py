@@ -34,6 +34,7 @@ The answer is ``{"JWT": "<token>"}`` with no ``X-Nomad-Index`` (the handler sets
 from __future__ import annotations
 
 import datetime
+import math
 import uuid
 
 from werkzeug.wrappers import Request, Response
@@ -61,6 +62,8 @@ def _ttl(node: object) -> int:
         return parse_duration(node.value) if node.value else 0
     if isinstance(node, JNum):
         value = float(node.raw)
+        if math.isinf(value):  # encoding/json's ParseFloat into the interface{} field fails
+            raise ValueError(f"json: cannot unmarshal number {node.raw} into Go struct field .TTL of type float64")
         return int(value) if -_INT64 <= value < _INT64 else -_INT64  # amd64's float->int64 overflow
     raise ValueError(f"unexpected TTL type: {go_format_value(node)}")
 
