@@ -135,7 +135,7 @@ def make_ui_app(target):
         try:
             payload, cache = _api(target, rest[len("/api/"):].strip("/"), request.args)
         except (LookupError, FileNotFoundError) as exc:
-            return _json({"error": str(exc).strip("'\"")}, 404)
+            return _json({"error": str(exc.args[0]) if exc.args else str(exc)}, 404)
         except ValueError as exc:
             return _json({"error": str(exc)}, 400)
         return _json(payload, request=request, cache=cache)

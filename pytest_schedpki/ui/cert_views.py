@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 PAGE_SIZE = 50  # certificates per page by default
 MAX_PAGE = 200  # the largest page a request gets
-SCAN_BUDGET = 2000  # certificates a text filter (q) decodes per request at most
+SCAN_BUDGET = 1000  # certificates a text filter (q) decodes per request at most
 CACHE_SIZE = 4096  # decoded certificates kept
 
 _cache: collections.OrderedDict[int, tuple[x509.Certificate, dict[str, Any]]] = collections.OrderedDict()
