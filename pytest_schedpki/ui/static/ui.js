@@ -172,8 +172,8 @@
       (page.scan_stopped ? " (text search paused after its budget: next page goes on)" : "");
     table("certs", page.items, [["serial", "serial"], ["common_name", "common name"], ["sans", "SANs"],
       ["issuer", "issuer"], ["not_before", "not before"], ["not_after", "not after"], ["role", "role"], ["key", "key"],
-      [(c) => c.revoked ? "revoked" : c.expired ? "expired" : "valid", "status"], ["revocation_time", "revoked at"],
-      [(c) => c.stored ? "" : "not stored", "stored"]], (c, tr) => {
+      [(c) => (c.revoked ? "revoked" : c.expired ? "expired" : "valid") + (c.stored ? "" : " (not stored)"), "status"],
+      [(c) => c.revocation_time ? c.revocation_time.slice(0, 19) + "Z" : "", "revoked at"]], (c, tr) => {
       tr.dataset.serial = c.serial;
       tr.className = c.revoked ? "revoked" : "";
       tr.insertCell().appendChild(button("PEM", () => showPem(page.mount, c.serial)));
