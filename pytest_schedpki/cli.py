@@ -260,6 +260,9 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     print(f"schedpki: scheduler ({SCHEDULER_SCOPE}) on {double.scheduler_url}")
     print(f"schedpki: secrets ({SECRETS_SCOPE}) on {double.secrets_url}")
+    from .ui.app import page_url  # the page's module loads Jinja2 only when the page is asked for
+
+    print(f"schedpki: state page on {page_url(double.secrets_url, double.control_token)} (also on the scheduler's port)")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
     print("\n".join(env_lines(double, material.ca_path if material else None)))

@@ -17,6 +17,7 @@ refused, and a configured control token is required (see :mod:`.wire.control_gua
 | ``POST /_schedpki/leader`` | ``{"leader": false}`` | scheduler without (or with) a leader |
 | ``GET/POST /_schedpki/oidc/users`` | ``{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}`` | the built-in identity provider's users (name -> claims) and default user |
 | ``GET /_schedpki/keypool`` | - | the RSA key pool: ``{"deterministic": false, "pools": [{"key_type": "rsa", "bits": 2048, "size": 4, "ready": 4}]}`` |
+| ``GET /_schedpki/ui/`` | - | the live state page (its JSON under ``/_schedpki/ui/api/``, see :mod:`.ui.app`) |
 
 Errors are JSON ``{"error": "..."}`` with 400 (bad body: not JSON or YAML, nested too deeply, cut
 short; a seed that fails applies nothing), 403 (refused by :mod:`.wire.control_guard`), 404 (unknown
@@ -86,6 +87,8 @@ ENDPOINTS = (
     ("GET, POST", "/_schedpki/oidc/users", '{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}',
      "the built-in identity provider's users and default user"),
     ("GET", "/_schedpki/keypool", "-", "the RSA key pool's state"),
+    ("GET", "/_schedpki/ui/", "-", "the live state page of both services and the double (JSON under "
+                                   "/_schedpki/ui/api/)"),
 )
 
 
@@ -196,7 +199,16 @@ def make_control_app(double: ControlTarget):
         return _json({"error": f"unknown control endpoint {method} /_schedpki/{action} (GET /_schedpki/ lists them)"},
                      404)
 
+    ui = None
+
     def app(environ: dict, start_response):
+        nonlocal ui
+        if environ.get("PATH_INFO", "").startswith("/_schedpki/ui"):
+            if ui is None:
+                from .ui.app import make_ui_app  # lazily: the page loads Jinja2 and the views
+
+                ui = make_ui_app(double)
+            return ui(environ, start_response)
         refused = refusal(environ, environ.get("SERVER_NAME", ""), getattr(double, "control_token", None))
         if refused is not None:
             return _json({"error": refused}, 403)(environ, start_response)

