@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..scheduler.encode import method_to_dict
 from ..scheduler.model import sanitize
-from ..scheduler.sso.objects import policy_to_dict, role_to_dict, token_to_dict
+from ..scheduler.aclstore.objects import policy_to_dict, role_to_dict, token_to_dict
 from ..scheduler.sso.rules import rule_to_dict
 from . import scheduler_access as access
 

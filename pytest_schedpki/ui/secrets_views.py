@@ -75,10 +75,27 @@ def pki(service: SecretsService, acme=None) -> list[dict[str, Any]]:
 
 
 def acme_view(backend) -> Any:
-    """HOOK for the ACME server (accounts and orders, being built separately): return its plain-dict
-    view of ``backend``'s ACME state - ``{"accounts": [...], "orders": [...]}``, no account keys - and
-    the page shows it under the mount. ``None`` (today) hides the section."""
-    return None
+    """The mount's ACME accounts and orders (``backend.state.extra["acme"]``, the PKI engine's ACME
+    store) as plain dicts - ``{"accounts": [{kid, directory, status, contact, thumbprint, eab,
+    created}], "orders": [{id, account, status, identifiers, authorizations, serial_number,
+    expires}]}`` - never an account's key; ``None`` when the mount has no ACME state."""
+    store = getattr(getattr(backend, "state", None), "extra", {}).get("acme")
+    if store is None or not (store.accounts or store.orders):
+        return None
+    accounts = [{"kid": a.kid, "directory": a.directory, "status": a.status, "contact": list(a.contact),
+                 "thumbprint": a.thumbprint, "eab": a.eab, "created": _iso(a.created)}
+                for a in sorted(store.accounts.values(), key=lambda a: (a.created, a.kid))]
+    orders = [{"id": o.id, "account": o.account, "status": o.status,
+               "identifiers": [i.original for i in o.identifiers],
+               "authorizations": [store.authorizations[a].status for a in o.authorizations
+                                  if a in store.authorizations],
+               "serial_number": o.serial, "expires": _iso(o.expires)}
+              for o in sorted(store.orders.values(), key=lambda o: (o.expires, o.id))]
+    return {"accounts": accounts, "orders": orders}
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _role(name: str, role: Any) -> dict[str, Any]:

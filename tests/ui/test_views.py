@@ -87,3 +87,23 @@ def test_seeds_loaded_are_listed(schedpki):
     requests.post(f"{schedpki.secrets.url}/_schedpki/seed", json={"secrets": {"mounts": [{"path": "seeded"}]}})
     seeds = _api(schedpki, "double")["seeds"]
     assert seeds[-1] == "mapping: secrets", seeds
+
+
+def test_the_pki_view_shows_acme_accounts_and_orders_without_keys(schedpki):
+    from pytest_schedpki.acme import AcmeClient
+
+    schedpki.factories.secrets.mount("pki")
+    schedpki.factories.secrets.root_issuer("pki")
+    schedpki.factories.secrets.role("web", "pki", allowed_domains="example.com", allow_subdomains=True)
+    client = AcmeClient(schedpki.enable_acme("pki"))
+    assert client.new_account(contact=["mailto:ops@example.com"]).status == 201
+    assert client.new_order(["api.example.com"]).status == 201
+    (mount,) = [m for m in _api(schedpki, "secrets")["pki"] if m["mount"] == "pki"]
+    (account,) = mount["acme"]["accounts"]
+    assert (account["status"], account["contact"], account["directory"]) == ("valid", ["mailto:ops@example.com"],
+                                                                            "acme/")
+    (order,) = mount["acme"]["orders"]
+    assert (order["identifiers"], order["authorizations"], order["serial_number"]) == (
+        ["api.example.com"], ["pending"], "")
+    text = str(mount["acme"])
+    assert "-----BEGIN" not in text and '"d"' not in text and "'d'" not in text  # no key material
