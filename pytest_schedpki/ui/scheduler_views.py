@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..scheduler.aclstore.objects import policy_to_dict, role_to_dict, token_to_dict
 from ..scheduler.encode import method_to_dict
 from ..scheduler.model import sanitize
-from ..scheduler.aclstore.objects import policy_to_dict, role_to_dict, token_to_dict
 from ..scheduler.sso.rules import rule_to_dict
 from . import scheduler_access as access
 
