@@ -231,6 +231,10 @@ def scheduler_rows(double: procs.Proc, rounds: int, scale: float) -> list[Row]:
         for key, values in rates.items():
             rows.append(Row(f"scheduler: {key} an auth method" if key != "list" else "scheduler: list auth methods",
                             mode, "req/s", values, target=None))
+        tokens = sched.token_rates(double.scheduler_url, rounds, per_round, threads, offset)
+        for key, values in tokens.items():
+            rows.append(Row(f"scheduler: {key} an ACL token" if key != "list" else "scheduler: list ACL tokens",
+                            mode, "req/s", values, target=None))
     wake = [x * 1000 for x in sched.wakeups(double.scheduler_url, max(5, int(30 * scale)))]
     rows.append(Row("scheduler: blocking query wake-up after a write", "write sent -> blocked reader answered",
                     "ms", wake, target=None))
