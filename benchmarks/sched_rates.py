@@ -1,5 +1,5 @@
 """Scheduler rates on the double (no real Nomad runs here): create, read, list, update and delete of
-ACL auth methods, and how fast a blocking query wakes after a write.
+ACL auth methods, create, read and list of ACL tokens, and how fast a blocking query wakes after a write.
 """
 
 from __future__ import annotations
@@ -55,6 +55,35 @@ def rates(base: str, rounds: int, per_round: int, threads: int, offset: int) -> 
         for key, op in (("create", create), ("read", read), ("list", list_), ("update", update), ("delete", delete)):
             rate, _ = timed_round(pool, base, op, per_round, threads, first=first)
             out[key].append(rate)
+    return out
+
+
+def token_rates(base: str, rounds: int, per_round: int, threads: int, offset: int) -> dict[str, list[float]]:
+    """Per-round req/s of the ACL token paths: create a management token (``PUT /v1/acl/token``), read
+    it by accessor (``GET /v1/acl/token/<accessor>``) and list the tokens (``GET /v1/acl/tokens``, the
+    list growing by ``per_round`` a round); the tokens created are deleted, untimed, at the end."""
+    pool = _sessions(threads)
+    out: dict[str, list[float]] = {k: [] for k in ("create", "read", "list")}
+    made: dict[int, str] = {}
+    for r in range(rounds):
+        first = offset + r * per_round
+
+        def create(s, b, n):
+            answer = s.put(f"{b}/v1/acl/token", json={"Name": f"bench-{n}", "Type": "management"})
+            made[n] = answer.json()["AccessorID"] if answer.ok else ""
+            return answer
+
+        def read(s, b, n):
+            return s.get(f"{b}/v1/acl/token/{made[n]}")
+
+        def list_(s, b, n):
+            return s.get(f"{b}/v1/acl/tokens")
+
+        for key, op in (("create", create), ("read", read), ("list", list_)):
+            rate, _ = timed_round(pool, base, op, per_round, threads, first=first)
+            out[key].append(rate)
+    for accessor in made.values():
+        pool[0].delete(f"{base}/v1/acl/token/{accessor}")
     return out
 
 

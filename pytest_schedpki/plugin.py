@@ -25,23 +25,28 @@ test using the double fails and keeps that test's state until Enter
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .clock import warm_up_datetime_types
-from .double import Double
-from .handle import SchedpkiHandle
-from .secrets.seed import DEV_MOUNTS_SEED
-from .seed import is_default_seed
 from .ui.keep_on_failure import addoption as add_keep_on_failure_option
 from .ui.keep_on_failure import configure as configure_keep_on_failure
 from .ui.keep_on_failure import pytest_load_initial_conftests  # noqa: F401 - a hook: notes the terminal
 from .upstream.run_report import ModeReport
 from .upstream.settings import UpstreamSettings
-from .wire.connections import ListenerLimits
-from .wire.tls import create_tls_material
+
+if TYPE_CHECKING:
+    from .double import Double
+    from .wire.connections import ListenerLimits
+
+# pytest imports this module at start-up, in every run of every project that has the plugin
+# installed, whether or not a test uses it: the module imports only what registering options,
+# markers and fixtures needs. The double (werkzeug, both services, cryptography) is imported by the
+# fixtures that start and use it (tests/core/test_plugin_import.py checks sys.modules).
 
 
 @dataclass
@@ -142,8 +147,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     check_ini(config)  # once, before any test: a mistake stops the session with one clear message
     configure_keep_on_failure(config)  # --schedpki-keep-on-failure: refused under xdist or without a terminal
-    # before any test can freeze time, in every process (xdist workers run this hook too)
-    warm_up_datetime_types()
+    # before any test can freeze time, in every process (xdist workers run this hook too); where
+    # freezegun is not installed nothing can freeze it, and the double warms up when it is built
+    if importlib.util.find_spec("freezegun") is not None:
+        warm_up_datetime_types()
     # upstream/shadow mode: the header, the skips of refused requests and the run's summary
     config.pluginmanager.register(ModeReport(config), "schedpki-mode-report")
     config.addinivalue_line(
@@ -159,6 +166,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     """The session settings (override this fixture to change host, tokens or seeds)."""
+    from .seed import is_default_seed
+
     root = str(pytestconfig.rootpath)
     seeds = [p if os.path.isabs(p) or is_default_seed(p) else os.path.join(root, p)
              for p in pytestconfig.getini("schedpki_seed")]
@@ -258,6 +267,10 @@ def _int_or_none(text: str, name: str) -> int | None:
 @pytest.fixture(scope="session")
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
+    from .double import Double
+    from .secrets.seed import DEV_MOUNTS_SEED
+    from .wire.tls import create_tls_material
+
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
                     journal_max_entries=schedpki_settings.journal_max_entries,
@@ -336,6 +349,8 @@ def schedpki(request: pytest.FixtureRequest, schedpki_double: Double, schedpki_u
         markers = list(reversed(list(request.node.iter_markers("schedpki"))))
         for marker in markers:
             _apply_marker(schedpki_double, marker.kwargs, request)
+        from .handle import SchedpkiHandle
+
         handle = SchedpkiHandle(schedpki_double)
         if schedpki_shadow is not None:
             from .upstream.shadow_run import shadow_handle
@@ -376,6 +391,8 @@ def _check_marker(kwargs: dict) -> None:
 
 def _marker_seeds(kwargs: dict, request: pytest.FixtureRequest) -> list:
     """The marker's seeds, paths made absolute (relative to the test file; ``default`` kept)."""
+    from .seed import is_default_seed
+
     seeds = kwargs.get("seed")
     out = []
     for seed in seeds if isinstance(seeds, (list, tuple)) else ([seeds] if seeds else []):

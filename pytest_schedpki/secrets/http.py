@@ -255,6 +255,18 @@ def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:
     return kept or None
 
 
+def _headers(environ: dict) -> dict[str, str]:
+    """``dict(request.headers.items())`` (werkzeug's ``EnvironHeaders`` order and names) in one pass."""
+    out = {}
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            if key != "HTTP_CONTENT_TYPE" and key != "HTTP_CONTENT_LENGTH":
+                out[key[5:].replace("_", "-").title()] = value
+        elif (key == "CONTENT_TYPE" or key == "CONTENT_LENGTH") and value:
+            out[key.replace("_", "-").title()] = value
+    return out
+
+
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
     path = _clean_path(request)
@@ -292,7 +304,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      {k: v for k, v in request.headers.items()}, remote_addr=request.remote_addr or "",
+                      _headers(request.environ), remote_addr=request.remote_addr or "",
                       help=help_requested(request.query_string), http_body=http_body)
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))

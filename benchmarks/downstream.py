@@ -1,0 +1,232 @@
+"""The number a user feels: the wall time of a whole downstream suite, the plugin's double against
+``--schedpki-upstream=bao`` (run by hand, not collected by pytest).
+
+    python benchmarks/downstream.py            # 3 runs per side, interleaved
+    python benchmarks/downstream.py --quick    # 2 runs per side
+
+A generated project (a seed with a PKI mount, an EC root and a ``web`` role, and a KV version 2 mount)
+holds 50 tests a user would write: hvac issues (10), signs a CSR (8), revokes (8), reads the role
+(8), writes and reads KV (8), and python-nomad creates, reads, lists, updates and deletes ACL auth
+methods through its generic requester (8). Each run is a fresh ``python -m pytest`` process, timed from
+``Popen`` to exit: with the plugin against the double (its default in-process transport), and with
+``--schedpki-upstream=bao`` (the secrets tests against a ``bao server -dev`` the plugin starts and
+resets before each test; the scheduler tests stay on the double, as there is no Nomad here). Both
+runs must pass all 50 tests. :func:`rows` is what ``benchmarks/run.py`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from report import Row, measured  # noqa: E402
+
+SEED = """\
+secrets:
+  mounts:
+    - path: pki
+      config: {max_lease_ttl: 87600h}
+      issuers:
+        - {common_name: App Root CA, issuer_name: root, ttl: 87600h, key_type: ec}
+      roles:
+        - {name: web, allowed_domains: [example.com], allow_subdomains: true, key_type: ec, ttl: 1h, max_ttl: 24h}
+    - path: kv
+      type: kv
+      options: {version: 2}
+      secrets:
+        app/config: {hostname: api.example.com, db_host: db.example.com}
+"""
+
+CONFTEST = '''\
+import hvac
+import nomad
+import pytest
+
+
+@pytest.fixture
+def vault(schedpki):
+    return hvac.Client(url=schedpki.secrets.url, token=schedpki.secrets.token)
+
+
+@pytest.fixture
+def n(schedpki):
+    return nomad.Nomad(address=schedpki.scheduler.url, token=schedpki.scheduler.token, namespace="default",
+                       region="global")
+'''
+
+TESTS_PKI = '''\
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+@pytest.mark.parametrize("name", [f"host{i}.example.com" for i in range(10)])
+def test_issue(vault, name):
+    data = vault.secrets.pki.generate_certificate("web", name, mount_point="pki")["data"]
+    cert = x509.load_pem_x509_certificate(data["certificate"].encode())
+    assert cert.subject.rfc4514_string() == f"CN={name}"
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_sign(vault, i):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = f"worker{i}.example.com"
+    csr = x509.CertificateSigningRequestBuilder().subject_name(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])).sign(key, hashes.SHA256())
+    data = vault.secrets.pki.sign_certificate("web", csr.public_bytes(serialization.Encoding.PEM).decode(), name,
+                                              mount_point="pki")["data"]
+    cert = x509.load_pem_x509_certificate(data["certificate"].encode())
+    assert cert.public_key().public_numbers() == key.public_key().public_numbers()
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_revoke(vault, i):
+    serial = vault.secrets.pki.generate_certificate("web", f"old{i}.example.com", mount_point="pki")["data"]["serial_number"]
+    vault.secrets.pki.revoke_certificate(serial, mount_point="pki")
+    assert vault.secrets.pki.read_certificate(serial, mount_point="pki")["data"]["revocation_time"] > 0
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_read_role(vault, i):
+    role = vault.secrets.pki.read_role("web", mount_point="pki")["data"]
+    assert role["allowed_domains"] == ["example.com"] and role["key_type"] == "ec"
+'''
+
+TESTS_KV = '''\
+import pytest
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_config_written_and_read_back(vault, i):
+    assert vault.secrets.kv.v2.read_secret_version("app/config", mount_point="kv",
+                                                   raise_on_deleted_version=True)["data"]["data"]["hostname"] == "api.example.com"
+    vault.secrets.kv.v2.create_or_update_secret(f"app/feature{i}", {"enabled": "yes"}, mount_point="kv")
+    got = vault.secrets.kv.v2.read_secret_version(f"app/feature{i}", mount_point="kv", raise_on_deleted_version=True)
+    assert got["data"]["data"] == {"enabled": "yes"}
+'''
+
+TESTS_NOMAD = '''\
+import nomad.api.exceptions as nomad_exc
+import pytest
+
+METHOD = {"Name": "okta", "Type": "OIDC", "TokenLocality": "global", "MaxTokenTTL": "1h", "Default": False,
+          "Config": {"OIDCDiscoveryURL": "https://idp.example.com", "OIDCClientID": "client",
+                     "OIDCClientSecret": "s3cret", "BoundAudiences": ["nomad"],
+                     "AllowedRedirectURIs": ["http://localhost:4649/oidc/callback"]}}
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_auth_method_life(n, i):
+    name = f"okta{i}"
+    n.acl.request("auth-method", method="post", json={**METHOD, "Name": name})
+    assert n.acl.request("auth-method", name, method="get").json()["Type"] == "OIDC"
+    n.acl.request("auth-method", name, method="put", json={**METHOD, "Name": name, "MaxTokenTTL": "30m"})
+    assert [m["Name"] for m in n.acl.request("auth-methods", method="get").json()] == [name]
+    n.acl.request("auth-method", name, method="delete")
+    with pytest.raises(nomad_exc.BaseNomadException):
+        n.acl.request("auth-method", name, method="get")
+'''
+
+TESTS = 50
+
+# the floor: the same process (interpreter, pytest and its plugins, the plugin, the conftest's and the
+# tests' imports, collection of 50 tests, exit) with tests that use neither the double nor bao
+TESTS_FLOOR = '''\
+import pytest
+from cryptography import x509  # noqa: F401
+from cryptography.hazmat.primitives.asymmetric import ec  # noqa: F401
+
+
+@pytest.mark.parametrize("i", range(50))
+def test_nothing(i):
+    assert i >= 0
+'''
+
+
+def make_project(floor: bool = False) -> str:
+    """A fresh project directory holding the seed, pytest.ini, conftest and the 50 tests (``floor``:
+    the same, with 50 tests that use no server)."""
+    root = tempfile.mkdtemp(prefix="schedpki-bench-downstream-")
+    tests = {"test_floor.py": TESTS_FLOOR} if floor else {"test_pki.py": TESTS_PKI, "test_kv.py": TESTS_KV,
+                                                           "test_nomad.py": TESTS_NOMAD}
+    files = {"seed.yaml": SEED, "pytest.ini": "[pytest]\nschedpki_seed = seed.yaml\n", "conftest.py": CONFTEST,
+             **tests}
+    for name, text in files.items():
+        with open(os.path.join(root, name), "w") as fh:
+            fh.write(text)
+    return root
+
+
+def run_suite(project: str, upstream: bool) -> float:
+    """Seconds from ``Popen`` to exit of one ``python -m pytest`` run of the project; raises when the
+    run does not pass all 50 tests."""
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
+            "-p", "no:benchmark"]
+    if upstream:
+        argv.append("--schedpki-upstream=bao")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
+    env.pop("PYTHONDONTWRITEBYTECODE")
+    home = tempfile.mkdtemp(prefix="schedpki-bench-downstream-home-")
+    env["HOME"] = home  # bao -dev writes its token helper file there
+    started = time.perf_counter()
+    proc = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(home, ignore_errors=True)
+    if proc.returncode != 0 or f"{TESTS} passed" not in proc.stdout:
+        raise RuntimeError(f"downstream suite failed (upstream={upstream}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def rows(runs: int = 3) -> list[Row]:
+    """The downstream-suite row: ``runs`` whole runs per side, interleaved, after one warm-up run each
+    (page and byte-code caches)."""
+    project, floor_project = make_project(), make_project(floor=True)
+    double, real, floor = [], [], []
+    try:
+        run_suite(project, False)
+        run_suite(project, True)
+        run_suite(floor_project, False)
+        for trial in range(runs):
+            for upstream in ((False, True) if trial % 2 == 0 else (True, False)):
+                seconds = run_suite(project, upstream)
+                (real if upstream else double).append(seconds * 1000)
+            floor.append(run_suite(floor_project, False) * 1000)
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.rmtree(floor_project, ignore_errors=True)
+    print(f"downstream suite ms: double {[round(x) for x in double]} bao {[round(x) for x in real]} "
+          f"floor {[round(x) for x in floor]}", file=sys.stderr, flush=True)
+    label = f"downstream suite: {TESTS} tests (hvac issue/sign/revoke/read role/KV, python-nomad auth methods)"
+    return [Row(label, "whole pytest process, plugin vs --schedpki-upstream=bao", "ms", double, real,
+                higher_is_better=False, target=3.0),
+            Row(label, "the same minus the floor (each side's run less the floor's median; information)", "ms",
+                [d - statistics.median(floor) for d in double], [r - statistics.median(floor) for r in real],
+                higher_is_better=False, target=None),
+            Row("downstream floor: the same process, 50 tests using no server", "interpreter, pytest, plugins, "
+                "imports, collection, exit", "ms", floor, target=None)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per side (default 3)")
+    parser.add_argument("--quick", action="store_true", help="2 runs per side")
+    args = parser.parse_args(argv)
+    from report import table
+
+    print(table(measured(lambda: rows(2 if args.quick else args.runs))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

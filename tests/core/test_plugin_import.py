@@ -1,0 +1,54 @@
+"""What pytest imports with the plugin: pytest loads ``pytest_schedpki.plugin`` (its ``pytest11`` entry
+point) in every run of a project that has the package installed, whether a test uses the double or not.
+The module registers options, markers and fixtures; the double (werkzeug, both services,
+cryptography) is imported by the fixtures that start it. Structural checks over ``sys.modules`` in a
+fresh interpreter, not timings."""
+
+import os
+import subprocess
+import sys
+
+HEAVY = ("pytest_schedpki.double", "pytest_schedpki.handle", "pytest_schedpki.scheduler", "pytest_schedpki.secrets",
+         "pytest_schedpki.wire", "werkzeug", "cryptography", "yaml", "requests", "ssl")
+
+
+def _run(code: str, cwd: str | None = None) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                         cwd=cwd, env=env)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_importing_the_plugin_leaves_the_double_werkzeug_and_cryptography_unimported():
+    code = ("import sys, pytest; before = set(sys.modules); import pytest_schedpki.plugin; "
+            f"print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in {HEAVY!r} "
+            f"or any(m == h or m.startswith(h + '.') for h in {HEAVY!r})))")
+    assert _run(code) == "[]"
+
+
+def test_a_session_whose_tests_do_not_use_the_double_never_imports_it(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
+    (tmp_path / "conftest.py").write_text(
+        "import sys\n\n"
+        "def pytest_sessionfinish(session):\n"
+        "    print('SEEN', sorted(m for m in ('pytest_schedpki.double', 'werkzeug') if m in sys.modules))\n")
+    code = ("import pytest, sys; rc = pytest.main(['-q', '-s', '-p', 'no:cacheprovider', "
+            "'test_plain.py']); print('RC', int(rc))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env=env).stdout
+    assert "RC 0" in out, out
+    assert "SEEN []" in out, out
+
+
+def test_the_fixtures_still_import_and_start_the_double(pytester):
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_uses_it(schedpki):
+            assert "pytest_schedpki.double" in sys.modules
+            assert schedpki.secrets.url.startswith("http://127.0.0.1:")
+        """
+    )
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
