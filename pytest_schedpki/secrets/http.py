@@ -41,6 +41,7 @@ from .framework.logical import (
     user_error,
 )
 from .framework.router import LogicalRequest, Router
+from .http_headers import allowed_headers, request_headers
 from .jsonbody import parse_json_body
 from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
@@ -245,28 +246,6 @@ def _serves_head(service: SecretsService, rel: str) -> bool:
     return bool(found and "head" in found[0].operations)
 
 
-def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:
-    """The response headers a handler set that the mount lets through: those named (any case) by its
-    ``allowed_response_headers`` tune, none without it (OpenBao ``routing/router.go``
-    ``filteredHeaders``; ACME's Replay-Nonce, Link and Location need the tune)."""
-    allowed = {name.strip().lower() for name in (mount.tune_lists.get("allowed_response_headers") or [])
-               if isinstance(name, str)} if mount is not None else set()
-    kept = {name: value for name, value in headers.items() if name.lower() in allowed}
-    return kept or None
-
-
-def _headers(environ: dict) -> dict[str, str]:
-    """``dict(request.headers.items())`` (werkzeug's ``EnvironHeaders`` order and names) in one pass."""
-    out = {}
-    for key, value in environ.items():
-        if key.startswith("HTTP_"):
-            if key != "HTTP_CONTENT_TYPE" and key != "HTTP_CONTENT_LENGTH":
-                out[key[5:].replace("_", "-").title()] = value
-        elif (key == "CONTENT_TYPE" or key == "CONTENT_LENGTH") and value:
-            out[key.replace("_", "-").title()] = value
-    return out
-
-
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
     path = _clean_path(request)
@@ -304,7 +283,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      _headers(request.environ), remote_addr=request.remote_addr or "",
+                      request_headers(request.environ), remote_addr=request.remote_addr or "",
                       help=help_requested(request.query_string), http_body=http_body)
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))

@@ -1,10 +1,10 @@
 """The secrets layer's request-header dict (handed to handlers and the journal) is werkzeug's
-``EnvironHeaders`` as a dict: same names, same order, same values (``secrets.http._headers``)."""
+``EnvironHeaders`` as a dict: same names, same order, same values (``secrets.http_headers.request_headers``)."""
 
 import pytest
 from werkzeug.datastructures import EnvironHeaders
 
-from pytest_schedpki.secrets.http import _headers
+from pytest_schedpki.secrets.http_headers import request_headers as _headers
 
 ENVIRONS = [
     {"REQUEST_METHOD": "GET", "PATH_INFO": "/v1/sys/health", "HTTP_HOST": "127.0.0.1:8200",
