@@ -237,6 +237,24 @@ def _clean_path(request: Request) -> str:
     raise user_error("relative paths not supported")
 
 
+def _serves_head(service: SecretsService, rel: str) -> bool:
+    """Whether the path ``rel`` has a ``HEAD`` handler (OpenBao's ``logical.HeaderOperation``: the PKI
+    engine's ``acme/new-nonce``); every other ``HEAD`` is 405 with no body."""
+    router, inner, _ = _route(service, rel)
+    found = router.match(inner) if router is not None else None
+    return bool(found and "head" in found[0].operations)
+
+
+def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:
+    """The response headers a handler set that the mount lets through: those named (any case) by its
+    ``allowed_response_headers`` tune, none without it (OpenBao ``routing/router.go``
+    ``filteredHeaders``; ACME's Replay-Nonce, Link and Location need the tune)."""
+    allowed = {name.strip().lower() for name in (mount.tune_lists.get("allowed_response_headers") or [])
+               if isinstance(name, str)} if mount is not None else set()
+    kept = {name: value for name, value in headers.items() if name.lower() in allowed}
+    return kept or None
+
+
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
     path = _clean_path(request)
@@ -249,7 +267,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     query = _query(request)
     operation, rel = _operation(request, rel, query)
     check_namespace(request.headers.get("X-Vault-Namespace"), rel)
-    if operation == "head":
+    if operation == "head" and not _serves_head(service, rel):
         raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})
     if operation == "patch":
         try:  # OpenBao: mime.ParseMediaType first (400 with Go's text), then the comparison (415)
@@ -413,4 +431,6 @@ def _checked(service: SecretsService, operation: str, rel: str, raw: dict[str, A
             record_lease(service, result.lease_id, mount.path, serial, token.id, result.lease_duration)
     if result is None:
         raise LogicalError(404, [])
+    if result.headers:
+        result.headers = allowed_headers(mount, result.headers)
     return result

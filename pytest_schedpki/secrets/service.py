@@ -14,6 +14,7 @@ from typing import Any
 
 from ..clock import Clock
 from .acl import Policy, default_policies
+from .acme_knobs import AcmeKnobs
 from .auth.registry import AUTH_METHODS
 from .auth.token.store import TokenStore, random_id, rfc3339_nano
 from .engines.registry import ENGINES, MOUNT_NORMALISERS
@@ -113,6 +114,7 @@ class SecretsService:
         self.cluster_name = "vault-cluster-" + uuid.uuid4().hex[:8]
         self.cluster_id = str(uuid.uuid4())
         self.sealed = False
+        self.acme_knobs = AcmeKnobs()  # the ACME engine's test knobs (acme_knobs.py), all off
         self.unseal_key = os.urandom(32)  # the dev server's single unseal key (see sys_seal.py)
 
     # -- mounts ------------------------------------------------------------------------------------

@@ -122,6 +122,9 @@ class LogicalResponse:
     bare: bool = False  # the body is ``data`` itself, with no envelope (sys/health, sys/seal-status)
     keeps_request_id: bool = False  # a 202 that still carries its request_id (AppRole's tidy)
     wrap_info: dict[str, Any] | None = None  # the envelope's ``wrap_info`` (sys/wrapping/rewrap)
+    #: response headers of a ``raw`` answer (a list value: the header once per item) (``logical.Response.Headers``: ACME's Replay-Nonce, Link,
+    #: Location); the HTTP layer keeps only those the mount's ``allowed_response_headers`` tune names
+    headers: dict[str, Any] | None = None
 
     def add_warning(self, text: str) -> None:
         self.warnings.append(text)
@@ -130,7 +133,18 @@ class LogicalResponse:
         """The werkzeug response for this result."""
         if self.raw is not None:
             body, content_type = self.raw
-            return bytes_response(body, self.status, content_type, JSON_HEADERS)
+            headers = {**JSON_HEADERS, **self.headers} if self.headers else JSON_HEADERS
+            if any(isinstance(v, list) for v in headers.values()):  # a header sent twice (ACME's two Links)
+                lines = [(k, item) for k, v in headers.items() for item in (v if isinstance(v, list) else [v])]
+                response = Response(body, status=self.status, headers=lines, content_type=content_type or None)
+                if not content_type:
+                    del response.headers["Content-Type"]
+                return response
+            if not content_type:  # OpenBao's raw answer with an empty HTTPContentType: no Content-Type at all
+                response = Response(body, status=self.status, headers=headers)
+                del response.headers["Content-Type"]
+                return response
+            return bytes_response(body, self.status, content_type, headers)
         if self.status == 204:
             return Response(b"", status=204, mimetype="application/json", headers=JSON_HEADERS)
         if self.bare:

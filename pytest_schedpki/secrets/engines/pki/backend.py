@@ -20,6 +20,7 @@ from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
 from pytest_schedpki.secrets.framework.router import Path, Router
 
 from . import acme_config, certs, cluster_config, fetch
+from .acme import routes as acme_routes
 from .authority import routes as authority_routes
 from .certstore import CertStore
 from .enterprise import routes as enterprise_routes
@@ -32,7 +33,7 @@ from .revocation.revoke import revoke_certificate
 # the path tables of the engine, in routing order
 PATH_TABLES: tuple[Callable[[PkiBackend], list[Path]], ...] = (
     authority_routes.paths, issuance_routes.paths, revocation_routes.paths, enterprise_routes.paths, fetch.paths,
-    certs.paths, acme_config.paths, cluster_config.paths)
+    certs.paths, acme_config.paths, cluster_config.paths, acme_routes.paths)
 
 
 #: OpenBao's ``PathsSpecial.Unauthenticated`` of the PKI engine (builtin/logical/pki/backend.go):
@@ -41,6 +42,7 @@ UNAUTHENTICATED = (
     "cert/*", "ca/pem", "ca_chain", "ca", "crl/delta", "crl/delta/pem", "crl/pem", "crl", "issuer/+/crl/der",
     "issuer/+/crl/pem", "issuer/+/crl", "issuer/+/crl/delta/der", "issuer/+/crl/delta/pem", "issuer/+/crl/delta",
     "issuer/+/pem", "issuer/+/der", "issuer/+/json", "issuers/", "ocsp", "ocsp/*",
+    *acme_routes.unauthenticated_patterns(),
 )
 
 

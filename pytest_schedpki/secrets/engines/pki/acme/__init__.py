@@ -1,0 +1,18 @@
+"""ACME (RFC 8555) as OpenBao 2.7 serves it under a PKI mount (``path_acme_*.go``, ``acme_*.go``).
+
+Rooms, one job each:
+
+* ``problems`` - the ``urn:ietf:params:acme:error:*`` problem documents and their statuses;
+* ``state`` - the mount's ACME records (accounts, orders, authorizations, EAB keys) kept copy-on-write
+  in ``PkiState.extra``, and the in-memory nonce service and knobs of a running engine;
+* ``context`` - ``acmeWrapper``: the configuration gate, the directory's base URL, role and issuer of a
+  directory prefix; ``jws`` - the flattened JWS of a request verified with PyJWT;
+* ``directory`` (directory, new-nonce), ``accounts``, ``eab``, ``orders`` (new-order, order, orders,
+  certificate download), ``finalize``, ``authorizations`` (authorizations and challenges),
+  ``validation`` (http-01, dns-01, tls-alpn-01 checks and their background worker), ``revoke``;
+* ``routes`` - the path table under the four prefixes (``acme/``, ``roles/:role/acme/``,
+  ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``).
+
+Import direction: ``routes`` -> path modules -> ``context``/``jws`` -> ``state``/``problems``; the path
+modules may use ``issuance/`` (finalize signs through it) and ``revocation/`` (revoke-cert).
+"""

@@ -1,0 +1,201 @@
+"""A request's flattened JWS (RFC 8555 section 6.2) checked as OpenBao's ``ParseRequestParams`` and
+``acme_jws.go`` check it, verified with PyJWT (``PyJWK`` for the key, ``PyJWS`` on the compact form
+``protected.payload.signature`` that upstream builds for go-jose too).
+
+Order and answers (``detail`` texts are upstream's, ``%w`` parts shown as ``<malformed>``):
+
+1. ``protected`` missing: malformed ``missing required field 'protected': <malformed>``; not unpadded
+   base64url: ``failed to base64 parse 'protected': illegal base64 data at input byte N: <malformed>``;
+2. the header (``failed to json unmarshal 'protected': ...``): not JSON or a field of the wrong type
+   (serverInternal, Go's text), ``kid`` and ``jwk`` both / neither (malformed), ``alg`` outside
+   ES256/384/512, EdDSA, RS256/384/512, PS256/384/512 (``invalid header: unexpected value for 'algo'``);
+   a ``kid`` names an account of this directory (``account not found: <accountDoesNotExist>``,
+   ``...: account part of different ACME directory path``); a ``jwk`` must be a key PyJWT reads;
+3. the nonce is redeemed (badNonce ``invalid or reused nonce: ...``) - also when a later check fails;
+4. ``url`` present and equal to ``<cluster path>/<request path>`` (unauthorized ``invalid value for
+   'url' in 'protected': got '<u>' expected '<e>': ...``);
+5. ``payload``/``signature`` present; the signature verifies (else serverInternal ``failed to verify
+   signature: go-jose/go-jose: error in cryptographic primitive``); the payload is empty (POST-as-GET:
+   ``None``) or a JSON object.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jwt
+from jwt.exceptions import InvalidKeyError, PyJWKError, PyJWTError
+
+from pytest_schedpki.golang.json import GoJSONError, unmarshal_value
+
+from .problems import AcmeProblem
+
+OUTER_ALGORITHMS = ("ES256", "ES384", "ES512", "EdDSA", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
+EAB_ALGORITHMS = ("HS256", "HS384", "HS512")
+CRYPTO_FAILURE = "go-jose/go-jose: error in cryptographic primitive"
+_ALPHABET = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def raw_url_decode(text: str) -> bytes:
+    """Go's ``base64.RawURLEncoding.DecodeString``; raises ``ValueError`` with Go's text."""
+    data = text.encode("utf-8", "surrogatepass")
+    kept, position = bytearray(), []
+    for index, byte in enumerate(data):
+        if byte in b"\r\n":
+            continue
+        if byte not in _ALPHABET:
+            raise ValueError(f"illegal base64 data at input byte {index}")
+        kept.append(byte)
+        position.append(index)
+    if len(kept) % 4 == 1:
+        raise ValueError(f"illegal base64 data at input byte {position[-1]}")
+    return base64.urlsafe_b64decode(bytes(kept) + b"=" * (-len(kept) % 4))
+
+
+def thumbprint(jwk: dict[str, Any]) -> str:
+    """RFC 7638 SHA-256 thumbprint of ``jwk``, unpadded base64url (``GetKeyThumbprint``)."""
+    members = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}[jwk["kty"]]
+    text = json.dumps({k: jwk[k] for k in members}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+
+
+def raw_members(text: str) -> dict[str, str]:
+    """The raw JSON text of each top-level member of object ``text`` (``json.RawMessage``)."""
+    decoder, out, i = json.JSONDecoder(), {}, 0
+    ws = " \t\r\n"
+    while i < len(text) and text[i] in ws:
+        i += 1
+    if not text.startswith("{", i):
+        return out
+    i += 1
+    while i < len(text):
+        while i < len(text) and text[i] in ws + ",":
+            i += 1
+        if i >= len(text) or text[i] == "}":
+            break
+        key, i = decoder.raw_decode(text, i)
+        while i < len(text) and text[i] in ws + ":":
+            i += 1
+        _, end = decoder.raw_decode(text, i)
+        out[key] = text[i:end]
+        i = end
+    return out
+
+
+@dataclass
+class JwsContext:
+    """``jwsCtx``: ``alg``, ``kid`` (the account id; a new one for a ``jwk`` request), ``jwk`` (the
+    key as a dict) and ``jwk_raw`` (its JSON text as sent), ``existing`` (the request named a ``kid``)."""
+
+    alg: str
+    kid: str
+    jwk: dict[str, Any]
+    jwk_raw: str
+    nonce: Any
+    url: str
+    existing: bool
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def thumbprint(self) -> str:
+        return thumbprint(self.jwk)
+
+    def public_key(self) -> Any:
+        return jwt.PyJWK(self.jwk, self.alg).key
+
+
+def _type_error(name: str, value: Any) -> str | None:
+    kind = {bool: "bool", int: "number", float: "number", list: "array", dict: "object", str: "string"}
+    found = kind.get(type(value))
+    if value is None or found == "string":
+        return None
+    return f"json: cannot unmarshal {found} into Go struct field jwsCtx.{name} of type string"
+
+
+def parse_header(protected: str) -> dict[str, Any]:
+    """The protected header as a dict; raises :class:`AcmeProblem` (steps 1-2 before the key)."""
+    try:
+        raw = raw_url_decode(protected)
+    except ValueError as exc:
+        raise AcmeProblem.wrap("malformed", f"failed to base64 parse 'protected': {exc}") from None
+    try:
+        header = unmarshal_value(raw)
+    except GoJSONError as exc:
+        raise AcmeProblem("serverInternal", f"failed to json unmarshal 'protected': {exc}") from None
+    if not isinstance(header, dict):
+        kind = "array" if isinstance(header, list) else "string" if isinstance(header, str) else "number"
+        if header is None:
+            header = {}
+        else:
+            raise AcmeProblem("serverInternal", "failed to json unmarshal 'protected': json: cannot unmarshal "
+                                                f"{kind} into Go value of type pki.jwsCtx")
+    for name in ("alg", "kid", "nonce", "url"):
+        if (why := _type_error(name, header.get(name))) is not None:
+            raise AcmeProblem("serverInternal", f"failed to json unmarshal 'protected': {why}")
+    header["_raw"] = raw.decode("utf-8", "replace")
+    return header
+
+
+def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
+    """``UnmarshalOuterJwsJson``: ``load_jwk(kid) -> (jwk dict, raw text)`` loads an account's key
+    (raising :class:`AcmeProblem`); a new request's key comes from the header."""
+    def fail(name: str, text: str) -> AcmeProblem:
+        return AcmeProblem(name, f"failed to json unmarshal 'protected': {text}")
+    kid, alg = header.get("kid") or "", header.get("alg") or ""
+    raw_jwk = raw_members(header["_raw"]).get("jwk", "")
+    if kid and raw_jwk:
+        raise fail("malformed", "invalid header: got both account 'kid' and 'jwk' in the same message; expected "
+                                "only one: the request message was malformed")
+    if not kid and not raw_jwk:
+        raise fail("malformed", "invalid header: got neither required fields of 'kid' nor 'jwk': the request message "
+                                "was malformed")
+    if alg not in OUTER_ALGORITHMS:
+        raise fail("malformed", "invalid header: unexpected value for 'algo': the request message was malformed")
+    existing = bool(kid)
+    if existing:
+        kid = kid.split("/")[-1]
+        try:
+            jwk, raw_jwk = load_jwk(kid)
+        except AcmeProblem as exc:
+            raise AcmeProblem(exc.name, f"failed to json unmarshal 'protected': {exc.detail}") from None
+    else:
+        jwk = header.get("jwk")
+        if not isinstance(jwk, dict) or jwk.get("kty") not in ("EC", "RSA", "OKP"):
+            kty = jwk.get("kty") if isinstance(jwk, dict) else ""
+            raise fail("serverInternal", f"go-jose/go-jose: unknown json web key type '{kty}'")
+        try:
+            jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"}, alg)
+            thumbprint(jwk)
+        except (PyJWKError, InvalidKeyError, KeyError, TypeError, ValueError):
+            raise fail("malformed", "received invalid jwk: the request message was malformed") from None
+    return JwsContext(alg=alg, kid=kid, jwk=jwk, jwk_raw=raw_jwk, nonce=header.get("nonce"),
+                      url=header.get("url") or "", existing=existing, header=header)
+
+
+def verify(ctx: JwsContext, protected: str, payload: str, signature: str) -> dict[str, Any] | None:
+    """``VerifyJWS`` of the compact form; the payload as a dict, ``None`` for an empty payload."""
+    compact = f"{protected}.{payload}.{signature}"
+    if compact.count(".") != 2:
+        raise AcmeProblem.wrap("malformed", "failed to verify signature: error parsing signature: "
+                                            "go-jose/go-jose: compact JWS format must have three parts")
+    for part in (payload, signature):
+        try:
+            raw_url_decode(part)
+        except ValueError as exc:
+            raise AcmeProblem.wrap("malformed", f"failed to verify signature: error parsing signature: {exc}") from None
+    try:
+        key = jwt.PyJWK({k: v for k, v in ctx.jwk.items() if k != "alg"}, ctx.alg).key
+        verified = jwt.PyJWS().decode_complete(compact, key=key, algorithms=[ctx.alg])["payload"]
+    except (PyJWTError, PyJWKError, ValueError, TypeError):
+        raise AcmeProblem("serverInternal", f"failed to verify signature: {CRYPTO_FAILURE}") from None
+    if not verified:
+        return None
+    try:
+        data = unmarshal_value(verified, into_map=True)
+    except GoJSONError as exc:
+        raise AcmeProblem.wrap("malformed", f"failed to verify signature: failed to json unmarshal 'payload': "
+                                            f"{exc}") from None
+    return data  # JSON null decodes to a nil map: POST-as-GET too
