@@ -19,7 +19,15 @@ import tempfile
 
 import pytest
 import requests
-from acme_helpers import ChallengeServer, call, crl_revoked_serials, ocsp_status, port80, setup_acme_mount
+from acme_helpers import (
+    ChallengeServer,
+    call,
+    crl_revoked_serials,
+    ocsp_status,
+    port80,
+    set_knobs,
+    setup_acme_mount,
+)
 from contract_helpers import unique_mount
 
 acme_client = pytest.importorskip("acme.client", reason="certbot's acme library is not installed")
@@ -163,10 +171,9 @@ def eab_account(url: str, mount: str) -> None:
 
 def test_acme_library_issues_and_revokes_against_the_double(schedpki, request):
     with ChallengeServer() as server:
-        schedpki.acme_knobs(challenge_address=f"127.0.0.1:{server.port}")
+        set_knobs(schedpki, challenge_address=f"127.0.0.1:{server.port}")
         issue_and_revoke(schedpki.secrets.url, unique_mount("acme_", request), DOUBLE_NAME, server)
-    cert = schedpki.certs
-    assert cert is not None  # the issued certificate is a record like any other (schedpki.certs)
+    schedpki.certs.assert_revoked(san=DOUBLE_NAME)  # an ACME certificate is a record like any other
 
 
 def test_acme_library_eab_account_against_the_double(schedpki, request):
