@@ -106,6 +106,7 @@ def issue_and_revoke(url: str, mount: str, name: str, server: ChallengeServer) -
     assert chain[-1] == root and len(chain) == 2
     root.public_key().verify(leaf.signature, leaf.tbs_certificate_bytes, ec.ECDSA(leaf.signature_hash_algorithm))
     assert leaf.issuer == root.subject
+    assert leaf.subject == x509.Name([])  # the CSR names no CN; the sign-verbatim role does not require one
     assert leaf.public_key().public_numbers() == key.public_key().public_numbers()
     san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert san.get_values_for_type(x509.DNSName) == [name]
