@@ -62,7 +62,8 @@ def verbatim_role(issuer_ref: str) -> Role:
                 allow_wildcard_certificates=True, enforce_hostnames=False, key_type="any", key_bits=0,
                 use_csr_common_name=True, use_csr_sans=True, allowed_other_sans=["*"], allowed_serial_numbers=["*"],
                 allowed_uri_sans=["*"], allowed_user_ids=["*"], cn_validations=["disabled"], generate_lease=False,
-                not_before_duration=0, issuer_ref=issuer_ref or "default")
+                not_before_duration=0, issuer_ref=issuer_ref or "default",
+                require_cn=False)  # RequireCN is left false in Go's struct literal: no CN is made up
 
 
 @dataclass
