@@ -69,6 +69,12 @@ def _issue(client, account_key, server: ChallengeServer, name: str) -> tuple[lis
         client.answer_challenge(challb, response)
     order = client.poll_and_finalize(order, datetime.datetime.now() + datetime.timedelta(seconds=60))
     assert order.body.status == messages.STATUS_VALID
+    with pytest.raises(messages.Error) as again:  # the authorization is valid now: nothing to accept
+        client.answer_challenge(challb, response)
+    authz_id = order.authorizations[-1].uri.rsplit("/", 1)[1]
+    assert again.value.typ == "urn:ietf:params:acme:error:malformed"
+    assert again.value.detail == ("error submitting challenge for validation: the request message was malformed: "
+                                  f"cannot accept already validated authorization {authz_id} (valid)")
     return x509.load_pem_x509_certificates(order.fullchain_pem.encode()), key
 
 
