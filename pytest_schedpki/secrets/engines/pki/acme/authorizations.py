@@ -102,6 +102,9 @@ def challenge(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
     if data:
         raise AcmeProblem.wrap("malformed", "unexpected request parameters")
     if data is not None:
-        authz, found = accept(backend, ctx, user, authz, found)
+        try:
+            authz, found = accept(backend, ctx, user, authz, found)
+        except AcmeProblem as exc:  # fmt.Errorf("error submitting challenge for validation: %w", err)
+            raise AcmeProblem(exc.name, f"error submitting challenge for validation: {exc.detail}") from None
     return Answer(data=challenge_data(ctx, authz, found),
                   headers={"Link": f'<{authorization_url(ctx, authz.id)}>;rel="up"'})
