@@ -28,6 +28,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 from ..codecs import x509 as pkix
+from ..codecs.pem import go_asn1_error, go_name_problem
 from ..issuance.issue import signing_issuer
 from ..issuance.leaf import LeafRequest, build_leaf
 from ..issuance.policy import PolicyError, first_disallowed_name
@@ -228,8 +229,11 @@ def _parse_csr(data: Any) -> x509.CertificateSigningRequest:
     try:
         csr = x509.load_der_x509_csr(der)
         csr.public_key()
-    except (ValueError, TypeError) as exc:
-        raise AcmeProblem.lead("malformed", f"failed to parse csr: {exc}") from None
+    except (ValueError, TypeError):  # Go's x509.ParseCertificateRequest text, as the PKI sign paths give it
+        reason = go_asn1_error(der)
+        if reason == "x509: malformed certificate request":
+            reason = go_name_problem(der, certificate=False) or reason
+        raise AcmeProblem.lead("malformed", f"failed to parse csr: {reason}") from None
     try:
         constraints = csr.extensions.get_extension_for_class(x509.BasicConstraints).value
         if constraints.ca:
