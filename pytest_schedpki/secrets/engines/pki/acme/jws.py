@@ -167,7 +167,7 @@ def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
             kty = jwk.get("kty") if isinstance(jwk, dict) else ""
             raise fail("serverInternal", f"go-jose/go-jose: unknown json web key type '{kty}'")
         try:
-            jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"}, alg)
+            jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"})  # go-jose reads the key without the header's alg
             thumbprint(jwk)
         except (PyJWKError, InvalidKeyError, KeyError, TypeError, ValueError):
             raise fail("malformed", "received invalid jwk: the request message was malformed") from None
