@@ -16,6 +16,7 @@ refused, and a configured control token is required (see :mod:`.wire.control_gua
 | ``POST /_schedpki/seal``, ``/_schedpki/unseal`` | - | seal or unseal the secrets service |
 | ``POST /_schedpki/leader`` | ``{"leader": false}`` | scheduler without (or with) a leader |
 | ``GET/POST /_schedpki/oidc/users`` | ``{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}`` | the built-in identity provider's users (name -> claims) and default user |
+| ``GET/POST/DELETE /_schedpki/acme`` | ``{"challenge_address": "127.0.0.1:5002", "always_valid": false, "validation_delay": 0, "bad_nonce_share": 0.1, "seed": 1}`` | the ACME knobs of the PKI engine (all off by default; DELETE turns them off) |
 | ``GET /_schedpki/keypool`` | - | the RSA key pool: ``{"deterministic": false, "pools": [{"key_type": "rsa", "bits": 2048, "size": 4, "ready": 4}]}`` |
 
 Errors are JSON ``{"error": "..."}`` with 400 (bad body: not JSON or YAML, nested too deeply, cut
@@ -85,6 +86,9 @@ ENDPOINTS = (
     ("POST", "/_schedpki/leader", '{"leader": false}', "scheduler without (or with) a leader"),
     ("GET, POST", "/_schedpki/oidc/users", '{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}',
      "the built-in identity provider's users and default user"),
+    ("GET, POST, DELETE", "/_schedpki/acme",
+     '{"challenge_address": "127.0.0.1:5002", "always_valid": false, "validation_delay": 0, "bad_nonce_share": 0.1, '
+     '"seed": 1}', "the PKI engine's ACME knobs (all off by default; DELETE turns them off)"),
     ("GET", "/_schedpki/keypool", "-", "the RSA key pool's state"),
 )
 
@@ -179,6 +183,15 @@ def make_control_app(double: ControlTarget):
         if action in ("seal", "unseal") and method == "POST":
             double.secrets.sealed = action == "seal"
             return _json({"sealed": double.secrets.sealed})
+        if action == "acme":
+            knobs = double.secrets.acme_knobs
+            if method == "POST":
+                if not isinstance(body, dict):
+                    raise ValueError("expected a JSON object of ACME knobs")
+                knobs.update(**body)
+            elif method == "DELETE":
+                knobs.clear()
+            return _json(knobs.describe())
         if action == "keypool" and method == "GET":
             from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 

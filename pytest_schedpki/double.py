@@ -217,9 +217,10 @@ class Double:
         """Return both backends to the saved baseline (or to empty if none was saved).
 
         CA keys are not regenerated: snapshots share the immutable key and certificate objects.
-        Also clears faults (releasing hanging requests) and the journal, and unseals.
+        Also clears faults (releasing hanging requests), the journal and the ACME knobs, and unseals.
         """
         self.faults.clear()
+        self.secrets.acme_knobs.clear()
         self.journal.clear()
         if self._baseline is None:
             self.scheduler.restore(None)

@@ -50,6 +50,8 @@ class SchedpkiHandle:
     * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
     * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
     * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);
+    * ``acme``: the PKI engine's ACME knobs (:class:`~pytest_schedpki.secrets.acme_knobs.AcmeKnobs`),
+      set with :meth:`acme_knobs`;
     * :meth:`seed`, :meth:`set_lag`, :meth:`pause_replication`, :meth:`sync`.
     """
 
@@ -65,6 +67,7 @@ class SchedpkiHandle:
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
+        self.acme = double.secrets.acme_knobs
         ca_pem = None
         if tls:
             with open(tls.ca_path, encoding="ascii") as fh:
@@ -89,6 +92,15 @@ class SchedpkiHandle:
             base = os.path.dirname(self.test_path) if self.test_path else os.getcwd()
             return os.path.join(base, seed)
         return seed
+
+    def acme_knobs(self, **knobs: Any) -> dict[str, Any]:
+        """Set ACME knobs of the PKI engine for this test (a reset turns them off): ``challenge_address``
+        (``"host:port"`` validation connects to instead of port 80/443 of the identifier; the DNS
+        server for dns-01), ``always_valid`` (bool), ``validation_delay`` (seconds), ``bad_nonce_share``
+        (0-1, share of valid nonces refused with badNonce) and ``seed``. Returns all knobs; raises
+        ``ValueError`` for an unknown knob or a bad value (nothing is set then)."""
+        self.acme.update(**knobs)
+        return self.acme.describe()
 
     def set_lag(self, lag: float | datetime.timedelta | None) -> None:
         """Replication lag of the scheduler's local region: seconds or a timedelta on the double's

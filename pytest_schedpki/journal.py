@@ -7,7 +7,8 @@ JSON (by field, at any depth), form-urlencoded (by field, keys and values percen
 anything else - invalid JSON included - by field-looking text (``"id": "..."``, ``id=...``) and by
 PEM private-key blocks, cut short or not; query strings by parameter. Responses are redacted the
 same way (``auth.client_token``, ``private_key``, ``wrap_info.token``, ``SecretID``, login JWTs,
-OIDC codes, PKCE verifiers, ID and access tokens...).
+OIDC codes, PKCE verifiers, ID and access tokens, the HMAC ``key`` of an ACME external account
+binding...).
 
 **Bounded.** The journal keeps its newest :attr:`Journal.max_entries` entries (default
 :data:`MAX_ENTRIES`) and at most :attr:`Journal.max_bytes` bytes (default :data:`MAX_BYTES`), where an
@@ -38,7 +39,7 @@ from urllib.parse import parse_qsl, urlencode
 
 SECRET_KEYS = frozenset({
     "private_key", "OIDCClientSecret", "ClientSecret", "PemKey", "client_token", "pem_bundle", "token", "id",
-    "SecretID", "secret_id", "client_secret", "password",
+    "SecretID", "secret_id", "client_secret", "password", "key",  # key: an ACME EAB's HMAC key (new-eab)
     "LoginToken", "Code", "code", "code_verifier", "access_token", "id_token",  # Nomad SSO login and the IdP
 })  # token: wrap_info, lookup/unwrap bodies; id: a token's own id
 REDACTED = "<redacted>"

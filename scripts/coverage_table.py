@@ -530,6 +530,20 @@ def build_rows() -> list[Row]:
                 if row.state == ENTERPRISE:
                     row.note += " ([docs/enterprise.md](enterprise.md))"
             rows.append(row)
+    rows.extend(acme_rows(evidence))
+    return rows
+
+
+def acme_rows(evidence: dict) -> list[Row]:
+    """The ACME paths (beyond the API document: OpenBao's RFC 8555 server) and the double's ACME test
+    knobs, from the ``acme`` section of the evidence file; each test must exist and mention its path's
+    last literal segment."""
+    rows = []
+    for label, entry in (evidence.get("acme") or {}).items():
+        row = Row("acme", "acme", entry.get("operation", ""), label, method=entry.get("method", ""))
+        literal = [seg for seg in re.split(r"[/ (),]", label) if seg and not seg.startswith(":") and seg != "acme"]
+        _resolve(entry, row, literal[-1:] + entry.get("aliases", []), need_verified=False)
+        rows.append(row)
     return rows
 
 
@@ -625,6 +639,22 @@ def render(rows: list[Row] | None = None) -> str:
             for r in toc:
                 w(f"| {r.operation} | {STATE_TEXT[r.state]} | {r.note} | {_tests_cell(r.tests)} |")
             w("")
+    acme = [r for r in rows if r.kind == "acme"]
+    if acme:
+        w("## Secrets service: ACME")
+        w("")
+        w("The document names ACME among the certificate issuance protocols without describing it; the double "
+          "serves it as OpenBao 2.7 does (`path_acme_*.go`). Paths are mount-relative under each of the four "
+          "directory prefixes `acme/`, `roles/:role/acme/`, `issuer/:ref/acme/`, "
+          "`issuer/:ref/roles/:role/acme/`; the last rows are the double's own test knobs (no upstream "
+          "counterpart). How to use it: [docs/guide/howto/acme.md](guide/howto/acme.md).")
+        w("")
+        w("| operation | method | path | state | evidence |")
+        w("|---|---|---|---|---|")
+        for r in acme:
+            state = STATE_TEXT[r.state] + (f": {r.note}" if r.note else "")
+            w(f"| {r.operation} | {r.method} | `{r.label}` | {state} | {_tests_cell(r.tests)} |")
+        w("")
     return "\n".join(out).rstrip() + "\n"
 
 

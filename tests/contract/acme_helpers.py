@@ -114,15 +114,6 @@ def port80():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def set_knobs(schedpki, **knobs) -> None:
-    """Set the double's ACME knobs through the handle (``schedpki.acme_knobs(...)``); until the handle
-    has that method, through the service's :class:`~pytest_schedpki.secrets.acme_knobs.AcmeKnobs`."""
-    if hasattr(schedpki, "acme_knobs"):
-        schedpki.acme_knobs(**knobs)
-    else:
-        schedpki.secrets.state.acme_knobs.update(**knobs)
-
-
 def crl_revoked_serials(url: str, mount: str) -> set[int]:
     """Serials on the mount's CRL (``GET <mount>/crl``, DER, parsed with cryptography)."""
     resp = requests.get(f"{url}/v1/{mount}/crl", timeout=30)

@@ -25,7 +25,6 @@ from acme_helpers import (
     crl_revoked_serials,
     ocsp_status,
     port80,
-    set_knobs,
     setup_acme_mount,
 )
 from contract_helpers import unique_mount
@@ -178,7 +177,7 @@ def eab_account(url: str, mount: str) -> None:
 
 def test_acme_library_issues_and_revokes_against_the_double(schedpki, request):
     with ChallengeServer() as server:
-        set_knobs(schedpki, challenge_address=f"127.0.0.1:{server.port}")
+        schedpki.acme_knobs(challenge_address=f"127.0.0.1:{server.port}")
         issue_and_revoke(schedpki.secrets.url, unique_mount("acme_", request), DOUBLE_NAME, server)
     schedpki.certs.assert_revoked(san=DOUBLE_NAME)  # an ACME certificate is a record like any other
 

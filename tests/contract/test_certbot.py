@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 
 import pytest
-from acme_helpers import call, crl_revoked_serials, ocsp_status, port80, set_knobs, setup_acme_mount
+from acme_helpers import call, crl_revoked_serials, ocsp_status, port80, setup_acme_mount
 from contract_helpers import unique_mount
 from cryptography import x509
 from cryptography.x509 import ocsp
@@ -99,7 +99,7 @@ def issue_renew_revoke(url: str, mount: str, name: str, port: int) -> None:
 @pytest.mark.parametrize("schedpki", ["tcp"], indirect=True)  # certbot is another process: TCP only
 def test_certbot_issues_renews_and_revokes_against_the_double(schedpki, request):
     port = free_port()
-    set_knobs(schedpki, challenge_address=f"127.0.0.1:{port}")
+    schedpki.acme_knobs(challenge_address=f"127.0.0.1:{port}")
     issue_renew_revoke(schedpki.secrets.url, unique_mount("certbot_", request), DOUBLE_NAME, port)
     schedpki.certs.assert_issued(count=2, san=DOUBLE_NAME)
     schedpki.certs.assert_revoked(san=DOUBLE_NAME)

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 from jwt.algorithms import get_default_algorithms
 
-from pytest_schedpki.acme_client import b64url, jwk_of
+from pytest_schedpki.acme.client import b64url, jwk_of
 
 #: account keys by index: EC P-256, EC P-384, RSA 2048, Ed25519
 KEYS = [ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP384R1()),

@@ -33,7 +33,7 @@ import requests as http_requests
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from pytest_schedpki.acme_client import b64url, thumbprint_of
+from pytest_schedpki.acme.client import b64url, thumbprint_of
 
 from . import acme_jws as J
 from .acme_compare import compare, shown_body

@@ -7,12 +7,14 @@ Rooms, one job each:
   in ``PkiState.extra``, and the in-memory nonce service and knobs of a running engine;
 * ``context`` - ``acmeWrapper``: the configuration gate, the directory's base URL, role and issuer of a
   directory prefix; ``jws`` - the flattened JWS of a request verified with PyJWT;
-* ``directory`` (directory, new-nonce), ``accounts``, ``eab``, ``orders`` (new-order, order, orders,
-  certificate download), ``finalize``, ``authorizations`` (authorizations and challenges),
-  ``validation`` (http-01, dns-01, tls-alpn-01 checks and their background worker), ``revoke``;
-* ``routes`` - the path table under the four prefixes (``acme/``, ``roles/:role/acme/``,
-  ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``).
+* ``pipeline`` - the three wrappers (plain, JWS-parsed, account required) and the answer they write;
+* ``accounts``, ``eab``, ``orders`` (new-order, order, orders, finalize, certificate download),
+  ``authorizations`` (authorizations and challenges), ``validation`` (http-01, dns-01, tls-alpn-01
+  checks and their background worker), ``revoke``;
+* ``routes`` - directory, new-nonce and the path table under the four prefixes (``acme/``,
+  ``roles/:role/acme/``, ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``).
 
-Import direction: ``routes`` -> path modules -> ``context``/``jws`` -> ``state``/``problems``; the path
-modules may use ``issuance/`` (finalize signs through it) and ``revocation/`` (revoke-cert).
+The import direction: ``routes`` -> path modules -> ``pipeline`` -> ``context``/``jws`` ->
+``state``/``problems``; path modules may import ``issuance/`` (finalize signs through it),
+``revocation/`` (revoke-cert) and ``acme_config``; nothing here imports ``backend`` at run time.
 """

@@ -104,7 +104,7 @@ def challenge(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
     if data is not None:
         try:
             authz, found = accept(backend, ctx, user, authz, found)
-        except AcmeProblem as exc:  # fmt.Errorf("error submitting challenge for validation: %w", err)
+        except AcmeProblem as exc:
             raise AcmeProblem(exc.name, f"error submitting challenge for validation: {exc.detail}") from None
     return Answer(data=challenge_data(ctx, authz, found),
                   headers={"Link": f'<{authorization_url(ctx, authz.id)}>;rel="up"'})

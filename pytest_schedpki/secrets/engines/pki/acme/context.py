@@ -57,13 +57,13 @@ def directory_prefix(path: str) -> str:
 
 
 def verbatim_role(issuer_ref: str) -> Role:
-    """``buildSignVerbatimRoleWithNoData``: any name, any key, the CSR's names and no lease."""
+    """``buildSignVerbatimRoleWithNoData``: any name, any key, the CSR's names, no lease, and no
+    ``require_cn`` (so finalize adds no common name: the leaf's subject is the CSR's, maybe empty)."""
     return Role(name="", allow_localhost=True, allow_any_name=True, allow_ip_sans=True,
                 allow_wildcard_certificates=True, enforce_hostnames=False, key_type="any", key_bits=0,
-                use_csr_common_name=True, use_csr_sans=True, allowed_other_sans=["*"], allowed_serial_numbers=["*"],
+                use_csr_common_name=True, use_csr_sans=True, require_cn=False, allowed_other_sans=["*"], allowed_serial_numbers=["*"],
                 allowed_uri_sans=["*"], allowed_user_ids=["*"], cn_validations=["disabled"], generate_lease=False,
-                not_before_duration=0, issuer_ref=issuer_ref or "default",
-                require_cn=False)  # RequireCN is left false in Go's struct literal: no CN is made up
+                not_before_duration=0, issuer_ref=issuer_ref or "default")
 
 
 @dataclass

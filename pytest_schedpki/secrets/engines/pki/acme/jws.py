@@ -10,7 +10,8 @@ Order and answers (``detail`` texts are upstream's, ``%w`` parts shown as ``<mal
    (serverInternal, Go's text), ``kid`` and ``jwk`` both / neither (malformed), ``alg`` outside
    ES256/384/512, EdDSA, RS256/384/512, PS256/384/512 (``invalid header: unexpected value for 'algo'``);
    a ``kid`` names an account of this directory (``account not found: <accountDoesNotExist>``,
-   ``...: account part of different ACME directory path``); a ``jwk`` must be a key PyJWT reads;
+   ``...: account part of different ACME directory path``); a ``jwk`` must be a key go-jose reads
+   (:func:`jwk_error`: go-jose's texts, serverInternal);
 3. the nonce is redeemed (badNonce ``invalid or reused nonce: ...``) - also when a later check fails;
 4. ``url`` present and equal to ``<cluster path>/<request path>`` (unauthorized ``invalid value for
    'url' in 'protected': got '<u>' expected '<e>': ...``);
@@ -28,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
-from jwt.exceptions import InvalidKeyError, PyJWKError, PyJWTError
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.exceptions import PyJWKError, PyJWTError
 
 from pytest_schedpki.golang.json import GoJSONError, unmarshal_value
 
@@ -84,6 +86,58 @@ def raw_members(text: str) -> dict[str, str]:
         out[key] = text[i:end]
         i = end
     return out
+
+
+_CURVES = {"P-256": (ec.SECP256R1, 32), "P-384": (ec.SECP384R1, 48), "P-521": (ec.SECP521R1, 66)}
+_GO_KINDS = {bool: "bool", int: "number", float: "number", str: "string", list: "array"}
+
+
+def _member(jwk: dict[str, Any], name: str) -> bytes | None:
+    """A base64url member of a JWK as go-jose's ``byteBuffer`` reads it (absent or empty: None)."""
+    value = jwk.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"json: cannot unmarshal {_GO_KINDS.get(type(value), 'object')} into Go value of type string")
+    return raw_url_decode(value)
+
+
+def jwk_error(jwk: Any) -> str | None:
+    """What go-jose's ``JSONWebKey.UnmarshalJSON`` says about the public ``jwk`` (None: it reads it)."""
+    if not isinstance(jwk, dict):
+        kind = _GO_KINDS.get(type(jwk), "object")
+        return f"json: cannot unmarshal {kind} into Go value of type jose.rawJSONWebKey"
+    prefix = "go-jose/go-jose: "
+    try:
+        kty, crv = jwk.get("kty"), jwk.get("crv")
+        if kty == "EC":
+            if crv not in _CURVES:
+                return f"{prefix}unsupported elliptic curve '{crv if isinstance(crv, str) else ''}'"
+            x, y = _member(jwk, "x"), _member(jwk, "y")
+            if x is None or y is None:
+                return f"{prefix}invalid EC key, missing x/y values"
+            curve, size = _CURVES[crv]
+            if len(x) != size:
+                return f"{prefix}invalid EC public key, wrong length for x"
+            if len(y) != size:
+                return f"{prefix}invalid EC public key, wrong length for y"
+            try:
+                ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"), curve()).public_key()
+            except ValueError:
+                return f"{prefix}invalid EC key, X/Y are not on declared curve"
+        elif kty == "RSA":
+            if _member(jwk, "n") is None or _member(jwk, "e") is None:
+                return f"{prefix}invalid RSA key, missing n/e values"
+        elif kty == "OKP":
+            if crv != "Ed25519":
+                return f"{prefix}unsupported key type/format"
+            if _member(jwk, "x") is None:  # a short x is read; its signature then fails to verify
+                return f"{prefix}invalid Ed key, missing x value"
+        else:
+            return f"{prefix}unsupported key type/format"
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 @dataclass
@@ -163,14 +217,8 @@ def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
             raise AcmeProblem(exc.name, f"failed to json unmarshal 'protected': {exc.detail}") from None
     else:
         jwk = header.get("jwk")
-        if not isinstance(jwk, dict) or jwk.get("kty") not in ("EC", "RSA", "OKP"):
-            kty = jwk.get("kty") if isinstance(jwk, dict) else ""
-            raise fail("serverInternal", f"go-jose/go-jose: unknown json web key type '{kty}'")
-        try:
-            jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"})  # go-jose reads the key without the header's alg
-            thumbprint(jwk)
-        except (PyJWKError, InvalidKeyError, KeyError, TypeError, ValueError):
-            raise fail("malformed", "received invalid jwk: the request message was malformed") from None
+        if (why := jwk_error(jwk)) is not None:
+            raise fail("serverInternal", why)
     return JwsContext(alg=alg, kid=kid, jwk=jwk, jwk_raw=raw_jwk, nonce=header.get("nonce"),
                       url=header.get("url") or "", existing=existing, header=header)
 

@@ -28,7 +28,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 from ..codecs import x509 as pkix
-from ..codecs.pem import go_asn1_error, go_name_problem
+from ..codecs.pem import go_asn1_error
 from ..issuance.issue import signing_issuer
 from ..issuance.leaf import LeafRequest, build_leaf
 from ..issuance.policy import PolicyError, first_disallowed_name
@@ -94,7 +94,7 @@ def _identifier(raw: Any) -> Identifier:
             if label != "*":
                 raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: invalid wildcard: "
                                                     "wildcard must be entire left-most label")
-            if not rest or "." not in rest:
+            if not rest:
                 raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: invalid wildcard: "
                                                     "wildcard must not be entire domain name; need at least two "
                                                     "domain labels")
@@ -228,12 +228,13 @@ def _parse_csr(data: Any) -> x509.CertificateSigningRequest:
         raise AcmeProblem.lead("malformed", f"failed base64 decoding csr: {exc}") from None
     try:
         csr = x509.load_der_x509_csr(der)
+    except (ValueError, TypeError):
+        raise AcmeProblem.lead("malformed", f"failed to parse csr: {go_asn1_error(der)}") from None
+    try:
         csr.public_key()
-    except (ValueError, TypeError):  # Go's x509.ParseCertificateRequest text, as the PKI sign paths give it
-        reason = go_asn1_error(der)
-        if reason == "x509: malformed certificate request":
-            reason = go_name_problem(der, certificate=False) or reason
-        raise AcmeProblem.lead("malformed", f"failed to parse csr: {reason}") from None
+    except (ValueError, TypeError):
+        raise AcmeProblem.lead("badCSR", "failed to parse csr no public key info or unknown key algorithm "
+                                         "used") from None
     try:
         constraints = csr.extensions.get_extension_for_class(x509.BasicConstraints).value
         if constraints.ca:

@@ -84,8 +84,8 @@ def revoke_cert(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user
     if not user.existing:
         if user.public_key().public_bytes(*_SPKI) != cert.public_key().public_bytes(*_SPKI):
             raise AcmeProblem.wrap("malformed", "unable to revoke certificate: unable to verify proof of possession of "
-                                                "private key provided by proxy: public key of certificate does not "
-                                                "match the provided key")
+                                                "private key provided by proxy: provided private key does not match "
+                                                "certificate's public key")
     else:
         try:
             require_account(backend, ctx, user)

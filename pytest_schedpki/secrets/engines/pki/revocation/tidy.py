@@ -39,8 +39,10 @@ The run (upstream: a background goroutine; here: synchronously, on the double's 
 5. ``tidy_expired_issuers``: every issuer that expired more than ``issuer_safety_buffer`` ago, except
    the default issuer, is deleted (its key stays); chains and CRLs are rebuilt.
 
-``tidy_invalid_certs`` has nothing to do (the double stores no unparsable entries), ``tidy_acme`` and
-``tidy_move_legacy_ca_bundle`` neither (no ACME, no legacy bundle); ``pause_duration`` is not slept.
+6. ``tidy_acme``: ACME orders, accounts and EAB keys (:mod:`..acme.tidy`).
+
+``tidy_invalid_certs`` has nothing to do (the double stores no unparsable entries), nor
+``tidy_move_legacy_ca_bundle`` (no legacy bundle); ``pause_duration`` is not slept.
 
 ``GET tidy-status`` - 200 with 28 keys before any run (``state: "Inactive"``, everything else null
 except ``internal_backend_uuid``, a UUID fixed per mount) and 29 after one: the run's parameters
@@ -83,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.golang.duration import format_duration, parse_duration
 
+from ..acme.tidy import tidy_acme
 from ..authority.issuers import delete_issuer
 from ..codecs.rfc3339 import format_rfc3339_nano
 from .crl import parse_duration_second, rebuild_crls, revocation_issuer_id
@@ -223,7 +226,8 @@ def run_tidy(backend: PkiBackend, config: TidyConfig) -> dict[str, Any]:
             removed = True
         if removed:
             rebuild_crls(backend, force=False)
-    _record_status(backend, config, now, counts)
+    acme_counts = tidy_acme(backend, config.safety_buffer, config.acme_account_safety_buffer) if config.acme else {}
+    _record_status(backend, config, now, {**counts, **acme_counts})
     return counts
 
 
@@ -239,9 +243,9 @@ def _record_status(backend: PkiBackend, config: TidyConfig, now: datetime.dateti
         "tidy_expired_issuers": config.expired_issuers, "tidy_move_legacy_ca_bundle": config.backup_bundle,
         "tidy_acme": config.acme, "pause_duration": format_duration(config.pause_ns), "page_size": config.page_size,
         "state": "Finished", "error": None, "message": None, "time_started": stamp, "time_finished": stamp,
-        "last_auto_tidy_finished": stamp, **counts,
+        "last_auto_tidy_finished": stamp,
         "total_acme_account_count": 0, "acme_account_deleted_count": 0, "acme_account_revoked_count": 0,
-        "acme_orders_deleted_count": 0,
+        "acme_orders_deleted_count": 0, **counts,
     }
     backend.state.extra[STATUS_KEY] = status
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import get_default_algorithms
 
-__all__ = ["AcmeAnswer", "AcmeClient", "b64url", "jwk_of", "thumbprint_of"]
+__all__ = ["AcmeAnswer", "AcmeClient", "b64url", "csr_for", "jwk_of", "thumbprint_of"]
 
 
 def b64url(data: bytes | str) -> str:
@@ -136,6 +136,7 @@ class AcmeClient:
             header["jwk"] = jwk_of(key)
         else:
             header["kid"] = self.kid
+        sign_alg = header["alg"]  # an extra_header "alg" is only claimed, the key still signs with its own
         header.update(extra_header or {})
         if payload is None:
             body = b""
@@ -145,7 +146,7 @@ class AcmeClient:
             body = json.dumps(payload).encode()
         protected, encoded = b64url(json.dumps(header)), b64url(body)
         signing_input = f"{protected}.{encoded}".encode()
-        compact = get_default_algorithms()[header["alg"]].sign(signing_input, key)
+        compact = get_default_algorithms()[sign_alg].sign(signing_input, key)
         self.nonce = None
         return {"protected": protected, "payload": encoded, "signature": b64url(compact)}
 
