@@ -18,6 +18,7 @@ import os
 import socket
 import tempfile
 import threading
+import time
 
 import pytest
 import requests
@@ -95,23 +96,37 @@ class ChallengeServer:
 
 
 @contextlib.contextmanager
-def port80():
-    """Exclusive use of ``127.0.0.1:80`` (a file lock shared by every process of the machine);
-    skips the test when the port cannot be bound (not root, or taken by something else)."""
+def port80(wait: float = 60.0):
+    """Exclusive use of ``127.0.0.1:80``: a file lock shared by every process using this helper, then
+    the port itself free (other tests bind it without the lock: waits up to ``wait`` seconds for it,
+    as tests/parity/test_parity_acme_issuance.py does); skips the test when not root or still taken."""
+    if os.geteuid() != 0:
+        pytest.skip("bao validates http-01 on port 80 of the identifier: binding it needs root")
     with open(PORT80_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            probe = socket.socket()
-            try:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                probe.bind(("127.0.0.1", 80))
-            except OSError as exc:
-                pytest.skip(f"bao validates http-01 on port 80 and 127.0.0.1:80 cannot be bound here: {exc}")
-            finally:
-                probe.close()
+            if not wait_for_port80(wait):
+                pytest.skip("127.0.0.1:80 stayed taken by another process")
             yield 80
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def wait_for_port80(wait: float) -> bool:
+    """Whether 127.0.0.1:80 could be bound within ``wait`` seconds (the probe is closed again)."""
+    deadline = time.monotonic() + wait
+    while True:
+        probe = socket.socket()
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", 80))
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        finally:
+            probe.close()
 
 
 def crl_revoked_serials(url: str, mount: str) -> set[int]:
