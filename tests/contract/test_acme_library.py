@@ -210,3 +210,37 @@ def test_acme_library_eab_account_against_bao(bao_url, request):
         eab_account(bao_url, mount)
     finally:
         call(bao_url, "DELETE", f"sys/mounts/{mount}")
+
+
+# ------------------------------------------------------------------ refused identifiers, both servers
+
+REFUSED_NAMES = {  # Go's x/net/idna (ValidateForRegistration) texts, read off bao 2.7.2
+    "a..b": 'value argument (a..b) failed validation: idna: invalid label "a..b": the request message was malformed',
+    "x" * 64 + ".example.com": (f'value argument ({"x" * 64}.example.com) failed validation: idna: invalid label '
+                                f'"{"x" * 64}": the request message was malformed'),
+}
+
+
+def refused_identifiers(url: str, mount: str) -> None:
+    from pytest_schedpki.acme.client import AcmeClient
+
+    setup_acme_mount(url, mount)
+    client = AcmeClient(f"{url}/v1/{mount}/acme/directory")
+    assert client.new_account(terms_agreed=True).status == 201
+    for name, detail in REFUSED_NAMES.items():
+        answer = client.new_order([name])
+        assert answer.status == 400, (name, answer.body)
+        assert answer.json() == {"type": "urn:ietf:params:acme:error:malformed", "detail": detail}
+
+
+def test_refused_identifiers_against_the_double(schedpki, request):
+    refused_identifiers(schedpki.secrets.url, unique_mount("acmeid_", request))
+
+
+@pytest.mark.parity
+def test_refused_identifiers_against_bao(bao_url, request):
+    mount = unique_mount("acmeid_", request)
+    try:
+        refused_identifiers(bao_url, mount)
+    finally:
+        call(bao_url, "DELETE", f"sys/mounts/{mount}")
