@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +109,8 @@ def _identifier(raw: Any) -> Identifier:
         try:
             converted = found.value.encode("idna").decode("ascii")
         except UnicodeError as exc:
-            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: idna: {exc}") from None
+            why = _go_idna_length_error(found.value) or f"idna: {exc}"
+            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: {why}") from None
         if converted != found.value:
             raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed IDNA round-tripping to ASCII")
     else:
@@ -214,6 +216,22 @@ def certificate(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user
                                                                         if c.strip() != own.strip()]])
     body = record.certificate.public_bytes(serialization.Encoding.PEM) + chain.encode()
     return Answer(raw=(body, "application/pem-certificate-chain"))
+
+
+def _go_idna_length_error(name: str) -> str | None:
+    """x/net/idna's VerifyDNSLength refusal (``process``), for an ASCII name: an empty label names the
+    whole string, a label over 63 bytes names that label, a name over 253 bytes the whole string."""
+    if not name.isascii():
+        return None
+    labels = name.split(".")
+    if labels[-1] == "":  # the label iterator skips a last empty label
+        labels.pop()
+    for label in labels:
+        if not label or len(label) > 63:
+            return f"idna: invalid label {json.dumps(label if label else name)}"
+    if not name or len(name[:-1] if name.endswith(".") else name) > 253:
+        return f"idna: invalid label {json.dumps(name)}"
+    return None
 
 
 def _parse_csr(data: Any) -> x509.CertificateSigningRequest:
