@@ -218,6 +218,14 @@ REFUSED_NAMES = {  # Go's x/net/idna (ValidateForRegistration) texts, read off b
     "a..b": 'value argument (a..b) failed validation: idna: invalid label "a..b": the request message was malformed',
     "x" * 64 + ".example.com": (f'value argument ({"x" * 64}.example.com) failed validation: idna: invalid label '
                                 f'"{"x" * 64}": the request message was malformed'),
+    "-bad-.example.com": ('value argument (-bad-.example.com) failed validation: idna: invalid label "-bad-": the '
+                          'request message was malformed'),
+    "ab--c.example.com": ('value argument (ab--c.example.com) failed validation: idna: invalid label "ab--c": the '
+                          'request message was malformed'),
+    "Example.COM": ("value argument (Example.COM) failed validation: idna: disallowed rune U+0045: the request message "
+                    "was malformed"),
+    "a_b.example.com": ("value argument (a_b.example.com) failed validation: idna: disallowed rune U+005F: the request "
+                        "message was malformed"),
 }
 
 
