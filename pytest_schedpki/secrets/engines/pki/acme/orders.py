@@ -106,11 +106,13 @@ def _identifier(raw: Any) -> Identifier:
                                                 "parsed OK as IP address")
         except ValueError:
             pass
+        why = _go_idna_error(found.value)
+        if why:
+            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: {why}")
         try:
             converted = found.value.encode("idna").decode("ascii")
         except UnicodeError as exc:
-            why = _go_idna_length_error(found.value) or f"idna: {exc}"
-            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: {why}") from None
+            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: idna: {exc}") from None
         if converted != found.value:
             raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed IDNA round-tripping to ASCII")
     else:
@@ -218,18 +220,31 @@ def certificate(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user
     return Answer(raw=(body, "application/pem-certificate-chain"))
 
 
-def _go_idna_length_error(name: str) -> str | None:
-    """x/net/idna's VerifyDNSLength refusal (``process``), for an ASCII name: an empty label names the
-    whole string, a label over 63 bytes names that label, a name over 253 bytes the whole string."""
+_LDH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+
+
+def _go_idna_error(name: str) -> str | None:
+    """x/net/idna ``ValidateForRegistration().ToASCII`` refusals of an ASCII name, in ``process``'s order:
+    a rune outside lower-case letters, digits, ``-`` and ``.`` (``idna: disallowed rune U+0045``), then
+    per label an empty one (naming the whole string), the hyphen rules (``--`` at 3-4, a leading or
+    trailing ``-``) and over 63 bytes (naming the label), then a name over 253 bytes. Non-ASCII names
+    are left to Python's codec (``None``)."""
     if not name.isascii():
         return None
+    for char in name:
+        if char not in _LDH:
+            return f"idna: disallowed rune U+{ord(char):04X}"
     labels = name.split(".")
-    if labels[-1] == "":  # the label iterator skips a last empty label
+    if len(labels) > 1 and labels[-1] == "":  # the label iterator skips a last empty label
         labels.pop()
     for label in labels:
-        if not label or len(label) > 63:
-            return f"idna: invalid label {json.dumps(label if label else name)}"
-    if not name or len(name[:-1] if name.endswith(".") else name) > 253:
+        if not label:
+            return f"idna: invalid label {json.dumps(name)}"
+        hyphens = not label.startswith("xn--") and (
+            (len(label) > 4 and label[2:4] == "--") or label[0] == "-" or label[-1] == "-")
+        if hyphens or len(label) > 63:
+            return f"idna: invalid label {json.dumps(label)}"
+    if len(name[:-1] if name.endswith(".") else name) > 253:
         return f"idna: invalid label {json.dumps(name)}"
     return None
 
