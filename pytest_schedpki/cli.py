@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scheduler-port", type=int, default=4646, help="scheduler (Nomad API) port; 0 = any free port (default 4646)")
     serve.add_argument("--secrets-port", type=int, default=8200, help="secrets (OpenBao/Vault API) port; 0 = any free port (default 8200)")
     serve.add_argument("--management-token", default="root", help="the scheduler's bootstrap management token secret (default root)")
+    serve.add_argument("--no-bootstrap", action="store_true",
+                       help="start the scheduler as a fresh Nomad cluster: no management token until "
+                            "PUT /v1/acl/bootstrap (nomad acl bootstrap) creates one")
     serve.add_argument("--root-token", default="root", help="the secrets service's root token (default root)")
     serve.add_argument("--seed", action="append", metavar="FILE.yaml",
                        help="YAML seed file (repeatable); default: the packaged example seed")
@@ -185,7 +188,8 @@ def env_lines(double: Double, ca_path: str | None = None) -> list[str]:
     ``*_CACERT`` lines when the listeners use TLS with the CA at ``ca_path``)."""
     lines = [
         f"export NOMAD_ADDR={double.scheduler_url}",
-        f"export NOMAD_TOKEN={double.management_token}",
+        *([f"export NOMAD_TOKEN={double.management_token}"] if double.scheduler.get_token(double.management_token)
+          else []),
         f"export VAULT_ADDR={double.secrets_url}",
         f"export VAULT_TOKEN={double.root_token}",
         f"export BAO_ADDR={double.secrets_url}",
@@ -215,7 +219,8 @@ def serve(args: argparse.Namespace) -> int:
 
         double = Double(management_token=args.management_token, root_token=args.root_token,
                         journal_max_entries=args.journal_max_entries, journal_max_bytes=args.journal_max_bytes,
-                        control_token=args.control_token, warm_up=False)  # done by preload_engines
+                        control_token=args.control_token, warm_up=False,  # done by preload_engines
+                        bootstrap=not args.no_bootstrap)
     except ValueError as exc:
         print(f"schedpki: {exc}", file=sys.stderr)
         return 2
@@ -255,6 +260,9 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     print(f"schedpki: scheduler ({SCHEDULER_SCOPE}) on {double.scheduler_url}")
     print(f"schedpki: secrets ({SECRETS_SCOPE}) on {double.secrets_url}")
+    from .ui.app import page_url  # the page's module loads Jinja2 only when the page is asked for
+
+    print(f"schedpki: state page on {page_url(double.secrets_url, double.control_token)} (also on the scheduler's port)")
     if seeds:
         print("schedpki: seeded from " + ", ".join(os.fspath(s) for s in seeds))
     print("\n".join(env_lines(double, material.ca_path if material else None)))

@@ -18,6 +18,7 @@ refused, and a configured control token is required (see :mod:`.wire.control_gua
 | ``GET/POST /_schedpki/oidc/users`` | ``{"name": "alice", "claims": {"groups": ["eng"]}, "default": true}`` | the built-in identity provider's users (name -> claims) and default user |
 | ``GET/POST/DELETE /_schedpki/acme`` | ``{"challenge_address": "127.0.0.1:5002", "always_valid": false, "validation_delay": 0, "bad_nonce_share": 0.1, "seed": 1}`` | the ACME knobs of the PKI engine (all off by default; DELETE turns them off) |
 | ``GET /_schedpki/keypool`` | - | the RSA key pool: ``{"deterministic": false, "pools": [{"key_type": "rsa", "bits": 2048, "size": 4, "ready": 4}]}`` |
+| ``GET /_schedpki/ui/`` | - | the live state page (its JSON under ``/_schedpki/ui/api/``, see :mod:`.ui.app`) |
 
 Errors are JSON ``{"error": "..."}`` with 400 (bad body: not JSON or YAML, nested too deeply, cut
 short; a seed that fails applies nothing), 403 (refused by :mod:`.wire.control_guard`), 404 (unknown
@@ -90,6 +91,8 @@ ENDPOINTS = (
      '{"challenge_address": "127.0.0.1:5002", "always_valid": false, "validation_delay": 0, "bad_nonce_share": 0.1, '
      '"seed": 1}', "the PKI engine's ACME knobs (all off by default; DELETE turns them off)"),
     ("GET", "/_schedpki/keypool", "-", "the RSA key pool's state"),
+    ("GET", "/_schedpki/ui/", "-", "the live state page of both services and the double (JSON under "
+                                   "/_schedpki/ui/api/)"),
 )
 
 
@@ -209,7 +212,16 @@ def make_control_app(double: ControlTarget):
         return _json({"error": f"unknown control endpoint {method} /_schedpki/{action} (GET /_schedpki/ lists them)"},
                      404)
 
+    ui = None
+
     def app(environ: dict, start_response):
+        nonlocal ui
+        if environ.get("PATH_INFO", "").startswith("/_schedpki/ui"):
+            if ui is None:
+                from .ui.app import make_ui_app  # lazily: the page loads Jinja2 and the views
+
+                ui = make_ui_app(double)
+            return ui(environ, start_response)
         refused = refusal(environ, environ.get("SERVER_NAME", ""), getattr(double, "control_token", None))
         if refused is not None:
             return _json({"error": refused}, 403)(environ, start_response)

@@ -50,6 +50,9 @@ class Double:
     work under freezegun can happen (``schedpki serve``, which never runs freezegun, does it right after
     its listeners answer).
 
+    ``bootstrap=False`` starts the scheduler as a fresh Nomad cluster: no management token until a
+    client calls ``PUT /v1/acl/bootstrap`` (per-test resets return to that state).
+
     Backends are reachable directly for seeding and inspection: :attr:`scheduler`
     (:class:`~pytest_schedpki.scheduler.state.SchedulerState`) and :attr:`secrets`
     (:class:`~pytest_schedpki.secrets.service.SecretsService`).
@@ -58,7 +61,7 @@ class Double:
     def __init__(self, management_token: str = "root", root_token: str = "root", clock: Clock | None = None,
                  rsa_key_pool: int | None = None, deterministic_keys: str | None = None,
                  journal_max_entries: int | None = None, journal_max_bytes: int | None = None,
-                 control_token: str | None = None, warm_up: bool = True):
+                 control_token: str | None = None, warm_up: bool = True, bootstrap: bool = True):
         if rsa_key_pool is not None or deterministic_keys is not None:
             from .secrets.engines.pki.codecs import keypool  # lazy for start-up time: loads cryptography
 
@@ -69,7 +72,7 @@ class Double:
         self.management_token = management_token
         self.root_token = root_token
         self.control_token = control_token or None
-        self.scheduler = SchedulerState(self.clock, management_token=management_token)
+        self.scheduler = SchedulerState(self.clock, management_token=management_token, bootstrap=bootstrap)
         self.secrets = SecretsService(self.clock, root_token=root_token)
         self.tls = None  # TLSMaterial when the listeners serve HTTPS
         self.journal = Journal(max_entries=journal_max_entries, max_bytes=journal_max_bytes)
@@ -78,6 +81,7 @@ class Double:
         self.secrets_server: ServiceServer | None = None
         self.in_process = False  # Python clients of this process reach the listeners without a socket
         self._baseline: tuple[Any, Any] | None = None
+        self.seeds_loaded: list[str] = []  # what seed() applied, oldest first (the page shows it; last 100)
 
     # -- listeners -----------------------------------------------------------------------------
     def start(
@@ -208,6 +212,9 @@ class Double:
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file (path) or a parsed seed mapping. Raises SeedError."""
         seed_from(self, seed)
+        name = os.fspath(seed) if isinstance(seed, (str, os.PathLike)) else \
+            "mapping: " + ", ".join(map(str, seed)) if isinstance(seed, dict) else type(seed).__name__
+        self.seeds_loaded = [*self.seeds_loaded[-99:], name]
 
     def save_baseline(self) -> None:
         """Remember the current state of both backends as what :meth:`reset` returns to."""

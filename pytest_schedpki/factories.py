@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from .scheduler.aclstore.objects import Policy, Role, policy_to_dict, role_to_dict
 from .scheduler.encode import method_to_dict
 from .scheduler.model import sanitize
-from .scheduler.sso.objects import Policy, Role, policy_to_dict, role_to_dict
 from .scheduler.sso.rules import BindingRule, rule_to_dict
 from .secrets.framework.logical import LogicalError
 from .secrets.http import dispatch

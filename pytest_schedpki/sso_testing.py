@@ -161,3 +161,39 @@ class SchedulerHandle:
                   "roles": None if roles is None else sorted(roles), "type": type, "global": global_}
         diff = {k: v for k, v in wanted.items() if v is not None and v != actual[k]}
         assert not diff, f"token {record.AccessorID} grants {actual}, expected {diff}"
+
+    # -- what a token may do ----------------------------------------------------------------------------
+    def _acl_for(self, token):
+        """The compiled ACL of ``token`` (its JSON, SecretID, or None for anonymous) on the double."""
+        from .scheduler.aclstore.resolve import resolve_acl
+        from .scheduler.model import SchedulerError
+
+        secret = token["SecretID"] if isinstance(token, dict) else token
+        try:
+            return resolve_acl(self.state, secret)
+        except SchedulerError as exc:
+            raise AssertionError(f"the scheduler refuses token {secret!r}: {exc.status} {exc.text}") from None
+
+    def allows(self, token: dict | str | None, check: str) -> bool:
+        """Whether ``token`` (its JSON, SecretID, or None: anonymous) may do ``check``, decided as a
+        Nomad server decides it from the token's policies and roles. ``check`` is
+        ``"namespace:default:submit-job"``, ``"variables:default:app/db:read"``, ``"agent:read"``,
+        ``"node_pool:prod:write"``, ``"management"``... (:mod:`~pytest_schedpki.scheduler.acl.checks`;
+        ValueError for another form). An unknown or expired token raises AssertionError."""
+        from .scheduler.acl.checks import allows
+
+        return allows(self._acl_for(token), check)
+
+    def assert_allowed(self, token: dict | str | None, *checks: str) -> None:
+        """Assert ``token`` may do every one of ``checks`` (see :meth:`allows`); the message lists the
+        checks it may not do."""
+        __tracebackhide__ = True
+        denied = [c for c in checks if not self.allows(token, c)]
+        assert not denied, f"the token may not do: {', '.join(denied)}"
+
+    def assert_denied(self, token: dict | str | None, *checks: str) -> None:
+        """Assert ``token`` may do none of ``checks`` (see :meth:`allows`); the message lists the
+        checks it may do."""
+        __tracebackhide__ = True
+        allowed = [c for c in checks if self.allows(token, c)]
+        assert not allowed, f"the token may do: {', '.join(allowed)}"

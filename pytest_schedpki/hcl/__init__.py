@@ -3,7 +3,8 @@ v1): the parser shared by the two services' policy decoders.
 
 * ``hcl1`` - scanner and parser of the HCL syntax into a small tree (``ObjectList``, ``ObjectItem``,
   ``ListNode``, ``Literal``) with HCL1's error texts and ``At line:col`` positions;
-* ``hcl1_json`` - the JSON form of the same tree (a text starting with ``{``), flattened as HCL1 does.
+* ``hcl1_json`` - the JSON form of the same tree (a text starting with ``{``), flattened as HCL1 does;
+  ``hcl1_json_go`` - HCL1's own lax JSON scanner and parser, token by token (``nomad=True``).
 
 The secrets side (``secrets.policy_parser``, OpenBao's policy rules) and the scheduler
 (``scheduler.acl.policy``, Nomad's) decode this tree each with their own rules. Where the forks of the

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from . import hcl1
+from . import hcl1, hcl1_json_go
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -161,11 +161,16 @@ def _flatten_values(node: Any) -> None:
             _flatten_values(element)
 
 
-def parse(text: str, trailing_commas: bool = False) -> hcl1.ObjectList:
+def parse(text: str, trailing_commas: bool = False, nomad: bool = False) -> hcl1.ObjectList:
     """The root object of a JSON policy text (which starts with ``{``), flattened as HCL1 does.
     Raises :class:`~.hcl1.HclError` for text that is not JSON. ``trailing_commas``: a comma before
     an object's ``}`` or a list's ``]`` is accepted, as HCL1's JSON parser accepts it (Nomad's own
-    policy tests write them; the secrets side keeps the strict default, see docs/divergences.md)."""
+    policy tests write them; the secrets side keeps the strict default, see docs/divergences.md).
+    ``nomad``: the library's own lax scanner and parser (:mod:`.hcl1_json_go`), texts included."""
+    if nomad:
+        root = hcl1_json_go.parse_root(text)
+        root.items = _flatten(root.items)
+        return root
     parser = _Parser(text, trailing_commas)
     parser._skip()
     root = parser.object()

@@ -19,14 +19,18 @@ Tokens come from ``X-Nomad-Token``, then ``X-Scheduler-Token`` (the API document
 ``Authorization: Bearer <t>``. Errors are plain text (``text/plain; charset=utf-8``); successes carry
 ``X-Nomad-Index`` (reads also ``X-Nomad-LastContact: 0`` and ``X-Nomad-KnownLeader: true``, which the
 read 404 keeps). Paths are cleaned (``//`` collapsed, ``.``/``..`` resolved) and served directly.
-Every other path goes to :func:`.sso.http.dispatch` (binding rules, policies, roles, tokens, login,
-OIDC, the built-in IdP); what nobody routes is a bare 404.
+The agent surface (JWKS, status, agent self, metrics, client-introduction tokens) is
+:func:`.agent.routes.dispatch`; policies, roles, tokens, bootstrap and one-time tokens go to
+:func:`.aclhttp.dispatch`; binding rules, login, OIDC and the built-in IdP to
+:func:`.sso.http.dispatch`; what nobody routes is a bare 404.
 """
 
 from __future__ import annotations
 
 from werkzeug.wrappers import Request, Response
 
+from .aclhttp import dispatch as acl_dispatch
+from .agent.routes import dispatch as agent_dispatch
 from .decode import DecodeError, decode_method
 from .encode import method_json, stubs_json
 from .model import SchedulerError, sanitize, stub
@@ -107,7 +111,11 @@ def _dispatch(state: SchedulerState, request: Request) -> Response:
         if verb in ("PUT", "POST"):
             return _upsert(state, request, name)
         return _error(405, "Invalid method")
-    answer = sso_dispatch(state, request, path, verb)
+    answer = agent_dispatch(state, request, path, verb)
+    if answer is None:
+        answer = acl_dispatch(state, request, path, verb)
+    if answer is None:
+        answer = sso_dispatch(state, request, path, verb)
     if answer is not None:
         return answer
     response = Response(b"", status=404)

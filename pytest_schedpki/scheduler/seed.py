@@ -3,6 +3,7 @@
 Schema::
 
     scheduler:
+      bootstrap: false              # optional: a fresh cluster (the ready management token removed)
       tokens:                       # optional list
         - secret_id: "s3cr3t"       # optional; a random UUID when absent
           type: management          # required: management | client
@@ -10,6 +11,8 @@ Schema::
           accessor_id: "..."        # optional; a random UUID when absent
           global: true              # optional (default true); false = valid in the local region only
           expiration_time: 2030-01-01T00:00:00Z   # optional RFC 3339 time
+          policies: [eng]           # optional (client tokens): policy names
+          roles: [devs]             # optional (client tokens): role names or IDs, after the roles below
       auth_methods:                 # optional list, applied in order like HTTP upserts
         - Name: okta                # Nomad's field names, exactly as in the HTTP body
           Type: OIDC
@@ -42,12 +45,12 @@ import datetime
 
 from ..errors import SeedError
 from ..golang.time import GoTimeError, parse_rfc3339
+from .aclstore.objects import Policy, Role
 from .model import SchedulerError
-from .sso.objects import Policy, Role
 from .sso.rules import BindingRule
 
-_TOKEN_KEYS = {"secret_id", "type", "name", "accessor_id", "global", "expiration_time"}
-_SECTION_KEYS = ("tokens", "policies", "roles", "auth_methods", "binding_rules", "oidc_users")
+_TOKEN_KEYS = {"secret_id", "type", "name", "accessor_id", "global", "expiration_time", "policies", "roles"}
+_SECTION_KEYS = ("bootstrap", "tokens", "policies", "roles", "auth_methods", "binding_rules", "oidc_users")
 
 
 def _list(section: dict, key: str, source: str) -> list:
@@ -83,6 +86,10 @@ def _apply_token(state, item, source: str, entry: str) -> None:
     for key in ("secret_id", "name", "accessor_id", "type"):
         if key in item and item[key] is not None and not isinstance(item[key], str):
             raise SeedError(source, f"{entry}.{key}", f"expected a string, got {type(item[key]).__name__}")
+    for key in ("policies", "roles"):
+        value = item.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise SeedError(source, f"{entry}.{key}", "expected a list of names")
     if not isinstance(item.get("global", True), bool):
         raise SeedError(source, f"{entry}.global", "expected true or false")
     expires = _expiration(item.get("expiration_time"), source, entry)
@@ -90,14 +97,15 @@ def _apply_token(state, item, source: str, entry: str) -> None:
         state.add_token(
             secret_id=item.get("secret_id"), type=item["type"], name=item.get("name") or "",
             expiration_time=expires, global_=item.get("global", True), accessor_id=item.get("accessor_id"),
+            policies=item.get("policies"), roles=item.get("roles"),
         )
     except ValueError as exc:
         raise SeedError(source, entry, str(exc)) from None
 
 
 def apply_scheduler_seed(state, section, source: str) -> None:
-    """Apply a parsed ``scheduler:`` mapping to ``state``: tokens, policies, roles, auth methods,
-    binding rules, then the IdP's users.
+    """Apply a parsed ``scheduler:`` mapping to ``state``: ``bootstrap: false``, policies, roles, tokens,
+    auth methods, binding rules, then the IdP's users.
 
     Raises SeedError(source, entry, problem) for a malformed section, an unknown key, a bad token
     entry, or an auth method the server would refuse (problem = the upstream error text).
@@ -107,10 +115,15 @@ def apply_scheduler_seed(state, section, source: str) -> None:
     unknown = sorted(str(k) for k in section if k not in _SECTION_KEYS)
     if unknown:
         raise SeedError(source, f"scheduler.{unknown[0]}", f"unknown key; expected one of: {', '.join(_SECTION_KEYS)}")
-    for i, item in enumerate(_list(section, "tokens", source)):
-        _apply_token(state, item, source, f"scheduler.tokens[{i}]")
+    bootstrap = section.get("bootstrap", True)
+    if not isinstance(bootstrap, bool):
+        raise SeedError(source, "scheduler.bootstrap", "expected true or false")
+    if not bootstrap:
+        state.unbootstrap()
     _entries(state, section, source, "policies", _apply_policy)
     _entries(state, section, source, "roles", _apply_role)
+    for i, item in enumerate(_list(section, "tokens", source)):
+        _apply_token(state, item, source, f"scheduler.tokens[{i}]")
     _entries(state, section, source, "auth_methods", lambda st, item: st.upsert_auth_method(item))
     _entries(state, section, source, "binding_rules", _apply_rule)
     users = section.get("oidc_users") or {}

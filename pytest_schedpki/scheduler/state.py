@@ -21,7 +21,6 @@ Thread-safe: every public method takes the state's lock.
 
 from __future__ import annotations
 
-import datetime
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -29,17 +28,18 @@ from types import MappingProxyType
 
 from ..golang.duration import to_nanoseconds
 from ..golang.time import GoTime
+from .aclstore.admin import TokenAdmin
+from .aclstore.store import ACLObjectStore
 from .assertion import client_assertion_error
 from .blocking import block_until
 from .decode import DecodeError, decode_method
 from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import Replica, ReplicationKnobs
-from .sso.acl_store import ACLObjectStore
 from .sso.idp import IdentityProvider
 from .sso.oidc import OIDCRequests
 from .sso.store import BindingRuleStore
-from .tokens import ACLToken, allows_management, new_token, token_kind
+from .tokens import allows_management
 from .views import QueryResult, RegionView, WriteResult, stamp_write
 
 PERMISSION_DENIED = "Permission denied"
@@ -47,19 +47,21 @@ NO_LEADER = "No cluster leader"
 ACL_DISABLED = "ACL support disabled"
 
 
-class SchedulerState(ReplicationKnobs):
+class SchedulerState(TokenAdmin, ReplicationKnobs):
     """Nomad's ACL auth-method state for one double (see the module doc).
 
     ``clock`` supplies ``now()`` (aware UTC datetimes) and ``mode`` (follow/manual/real);
     ``management_token`` is the bootstrap management token's SecretID; ``token_min_ttl`` and
-    ``token_max_ttl`` bound ``MaxTokenTTL`` (seconds, ``timedelta`` or Go duration text; Nomad's
-    defaults 1m and 24h, both inclusive).
+    ``token_max_ttl`` bound ``MaxTokenTTL`` and token expirations (seconds, ``timedelta`` or Go duration
+    text; Nomad's defaults 1m and 24h, both inclusive). ``bootstrap=False`` starts (and resets to) a
+    fresh cluster: no management token, ``PUT /v1/acl/bootstrap`` not yet done.
     """
 
     def __init__(self, clock, management_token: str = "root", authoritative_region: str = "global",
-                 region: str | None = None, token_min_ttl=60, token_max_ttl=86_400):
+                 region: str | None = None, token_min_ttl=60, token_max_ttl=86_400, bootstrap: bool = True):
         self.clock = clock
         self.management_token = management_token
+        self.bootstrapped = bool(bootstrap)
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._initial = (authoritative_region, region or authoritative_region,
@@ -96,7 +98,9 @@ class SchedulerState(ReplicationKnobs):
                 self.acl.reset()
                 self.idp.reset()
                 self.oidc.reset()
-                self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
+                if self.bootstrapped:  # the ready management token, as if bootstrapped with it (raft index 1)
+                    self._add_token_locked(self.management_token, "management", "Bootstrap Token", None, True, None)
+                    self.acl.bootstrap_index = self.acl.token_table = 1
             else:
                 mine, replica, (rules, acl, idp, oidc) = snapshot
                 for name, value in zip(self._FIELDS, mine, strict=True):
@@ -188,46 +192,6 @@ class SchedulerState(ReplicationKnobs):
 
     def _federated(self) -> bool:
         return self._local != self._authoritative
-
-    # -- tokens ---------------------------------------------------------------------------------
-    def add_token(self, secret_id: str | None = None, type: str = "management", name: str = "",  # noqa: A002
-                  expiration_time: datetime.datetime | None = None, global_: bool = True,
-                  accessor_id: str | None = None) -> ACLToken:
-        """Create an ACL token (one raft write) and return it.
-
-        ``secret_id``/``accessor_id`` default to random UUIDs (any string is accepted as a secret);
-        ``type`` is ``"management"`` or ``"client"``; ``expiration_time`` is a datetime (naive =
-        UTC) after which the token is refused; ``global_=False`` makes a token valid only in the
-        local region. Raises ValueError for another type or a SecretID/AccessorID already in use.
-        """
-        with self._lock:
-            return self._add_token_locked(secret_id, type, name, expiration_time, global_, accessor_id)
-
-    def _add_token_locked(self, secret, type_, name, expires, global_, accessor) -> ACLToken:
-        local = not global_ and self._federated()
-        index = (self._replica.raft_index if local else self._raft) + 1
-        token = new_token(self._tokens, secret, type_, name, expires, global_, accessor, self.clock.now(), index)
-        if local:
-            self._replica.raft_index = index
-        else:
-            self._raft = index
-        self._tokens[token.SecretID] = token
-        return token
-
-    def get_token(self, secret_id: str) -> ACLToken | None:
-        """The token with this SecretID, or None."""
-        with self._lock:
-            return self._tokens.get(secret_id)
-
-    def delete_token(self, secret_id: str) -> None:
-        """Forget a token (later requests carrying it get 403). Raises KeyError if unknown."""
-        with self._lock:
-            del self._tokens[secret_id]
-
-    def token_kind(self, secret: str) -> str:
-        """For the journal: ``management``, ``client``, ``expired``, ``unknown`` or (``""``) ``anonymous``."""
-        with self._lock:
-            return token_kind(self._tokens.get(secret), self.clock.now()) if secret else "anonymous"
 
     def _authorize_management(self, secret: str | None, region: str) -> None:
         """403 ``Permission denied`` unless ``secret`` is a live management token valid in ``region``."""

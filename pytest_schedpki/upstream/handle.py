@@ -32,6 +32,7 @@ import os
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -154,6 +155,34 @@ class UpstreamSchedulerHandle(SchedulerHandle):
     def oidc_login(self, *args: Any, **kwargs: Any) -> dict:
         """Skips the test: the flow goes through the double's built-in identity provider."""
         skip_double_only(self._session, "scheduler.oidc_login() (the built-in identity provider)")
+
+    def _acl_for(self, token):
+        """The token's ACL from what the agent stores: its policies and roles read over HTTP with the
+        token itself (``/v1/acl/token/self``, ``/v1/acl/policy/<name>``, ``/v1/acl/role/<id>``), the
+        rules compiled by the double's reading of Nomad's ``acl`` package."""
+        from ..scheduler.acl.evaluate import new_acl
+        from ..scheduler.acl.policy import parse
+
+        secret = token["SecretID"] if isinstance(token, dict) else (token or "")
+
+        def get(path: str) -> dict:
+            request = urllib.request.Request(self.url + path, headers={"X-Nomad-Token": secret})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as resp:  # noqa: S310 - the configured agent
+                    return json.loads(resp.read())
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404 and path != "/v1/acl/token/self":  # a deleted policy or role grants nothing
+                    return {}
+                raise AssertionError(f"GET {path}: {exc.code} {exc.read().decode('utf-8', 'replace').strip()}") from None
+
+        record = get("/v1/acl/token/self")
+        if record.get("Type") == "management":
+            return new_acl(True, [])
+        names = list(record.get("Policies") or [])
+        for link in record.get("Roles") or []:
+            names += [p["Name"] for p in get(f"/v1/acl/role/{link['ID']}").get("Policies") or []]
+        return new_acl(False, [parse(get(f"/v1/acl/policy/{quote(n)}").get("Rules") or "", strict=False)
+                               for n in names])
 
     def login_tokens(self) -> list:
         """Skips the test: it reads the double's token table."""

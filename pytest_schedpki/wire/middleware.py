@@ -143,6 +143,7 @@ class Instrumented:
                 environ[LOG_KIND] = self.log_kind(_EnvironHeaders(environ))
             except Exception:  # noqa: BLE001 - classification must never break a request
                 environ[LOG_KIND] = "unknown"
+        started = time.perf_counter()
         body = _Captured(get_input_stream(environ, max_content_length=None))
         environ["wsgi.input"] = body
         environ["wsgi.input_terminated"] = True
@@ -153,7 +154,7 @@ class Instrumented:
             if answered is not None:
                 status, chunks = answered
                 body.read_head()
-                self._record(environ, method, path, body.head, status, chunks)
+                self._record(environ, method, path, body.head, status, chunks, started)
                 return [chunks] if chunks else []
         captured: dict[str, object] = {}
 
@@ -168,10 +169,11 @@ class Instrumented:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-        self._record(environ, method, path, body.head, int(captured.get("status", 0)), chunks)
+        self._record(environ, method, path, body.head, int(captured.get("status", 0)), chunks, started)
         return [chunks]
 
-    def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes) -> None:
+    def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes,
+                started: float) -> None:
         from urllib.parse import parse_qs
 
         raw_query = environ.get("QUERY_STRING", "")
@@ -181,7 +183,8 @@ class Instrumented:
             kind = self.token_kind(headers)
         except Exception:  # noqa: BLE001 - classification must never break a request
             kind = "unknown"
-        self.journal.record(self.service, method, path, query, kind, body, status, response)
+        self.journal.record(self.service, method, path, query, kind, body, status, response,
+                            time.perf_counter() - started)
 
     def _apply_fault(self, fault: Fault, environ: dict, start_response: Callable) -> tuple[int, bytes] | None:
         """Run the fault; returns ``(status, body)`` when it answered (status 0: connection dropped)

@@ -210,7 +210,7 @@ def test_the_journal_matches_put_and_post_as_the_same_write(schedpki):
 
 @pytest.mark.parametrize("ini, message", [
     ("schedpki_tsl = true", "ERROR: unknown ini option 'schedpki_tsl': did you mean 'schedpki_tls'? "
-                            "(pytest-schedpki's options: schedpki_control_token, *)"),
+                            "(pytest-schedpki's options: schedpki_bootstrap, *)"),
     ("schedpki_frobnicate = 1", "ERROR: unknown ini option 'schedpki_frobnicate' (pytest-schedpki's options: *"),
     ("schedpki_tls = yes please", "ERROR: ini option schedpki_tls must be true or false (also yes/no, on/off, 1/0), "
                                   "got 'yes please'"),

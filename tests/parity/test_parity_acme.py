@@ -247,6 +247,8 @@ def test_config_acme_write_normalises_and_keeps(web):
     web.send("POST", "/v1/{mount}/config/acme", json={"allow_role_ext_key_usage": True}).same().expect(200, data={
         "eab_policy": "always-required", "allow_role_ext_key_usage": True})
     web.send("DELETE", "/v1/{mount}/config/acme").same().expect(405)
+    web.send("POST", "/v1/{mount}/config/acme", json={"max_ttl": "1h"}).same().expect(  # Vault's field, not bao's
+        200, warnings=["Endpoint ignored these unrecognized parameters: [max_ttl]"])
 
 
 def test_eab_lifecycle_and_policy(acme):
@@ -263,6 +265,11 @@ def test_eab_lifecycle_and_policy(acme):
     p.send("POST", "/v1/{mount}/roles/web/acme/new-eab").same(volatile=("id", "key", "created_on")).expect(
         200, data={"acme_directory": "roles/web/acme/directory"})
     p.send("LIST", "/v1/{mount}/eab").same(volatile=("keys", "key_info")).expect(200)
+    def one_key(side, resp):
+        assert len(resp.json()["data"]["keys"]) == 1, resp.text
+    p.send("LIST", "/v1/{mount}/eab", params={"limit": "1"}).same(volatile=("keys", "key_info")).check(one_key)
+    p.send("LIST", "/v1/{mount}/eab", params={"after": "g"}).same().expect(404)
+    p.send("LIST", "/v1/{mount}/eab", params={"limit": "x"}).same().expect(400)
     p.send("DELETE", "/v1/{mount}/eab/not-a-uuid").same().expect(404)
     p.send("DELETE", "/v1/{mount}/eab/00000000-0000-0000-0000-000000000000").same().expect(
         200, warnings=["No key id found with id: 00000000-0000-0000-0000-000000000000"])
@@ -340,3 +347,11 @@ def test_account_of_another_directory(acme):
     other.both(lambda c, s: c.new_order(["www.example.com"]), 400, (
         "malformed", "failed to json unmarshal 'protected': the request message was malformed: account part of "
                      "different ACME directory path"))
+
+
+def test_post_as_get_on_the_account_and_key_change(acme):
+    acme.account()
+    acme.both(lambda c, s: c.post(c.kid), 200)  # upstream reads it as an update with no contact
+    acme.both(lambda c, s: c.new_account(only_existing=True), 200)
+    acme.both(lambda c, s: c.post(c.directory()["keyChange"], {}), 404)
+    acme.both(lambda c, s: c.request("GET", c.directory()["keyChange"]), 404)

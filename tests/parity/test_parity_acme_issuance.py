@@ -16,7 +16,7 @@ import acme_parity as a
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pytest_schedpki.acme import Http01Responder, csr_for
@@ -77,6 +77,10 @@ def test_http01_issuance_and_revocation(web, port80, prefix):
         "badCSR", "the CSR is unacceptable: certificate public key must not match account key"))
     acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(cert_key, ["other.example"])), 400, (
         "badCSR", "the CSR is unacceptable: CSR is missing order DNS identifier localhost"))
+    if prefix != "acme/":  # the role's key rules apply (web: EC P-256)
+        rsa_key = rsa.generate_private_key(65537, 2048)
+        acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(rsa_key, ["localhost"])), 400, (
+            "badCSR", "the CSR is unacceptable: refusing to sign CSR: role requires keys of type ec"))
     final = acme.both(lambda c, s: c.finalize(order[s.name]["finalize"], csr_for(cert_key, ["localhost"])), 200)
     downloads = acme.both(lambda c, s: c.post(final[s.name].json()["certificate"]), 200, compare_body=False)
     leaves = {}
@@ -119,3 +123,25 @@ def test_bad_nonce_answers_carry_no_new_nonce(pki):
         c.directory()["newAccount"], {}, nonce="bm9uY2U"), 400)
     for answer in answers.values():
         assert "replay-nonce" not in answer.headers
+
+
+def test_a_failed_http01_attempt_is_recorded_in_the_challenge(web, port80):
+    a.enable(web)
+    web.double_obj.secrets.acme_knobs.update(challenge_address=port80.address)
+    acme = a.AcmeSides(web)
+    acme.account()
+    orders = acme.both(lambda c, s: c.new_order(["localhost"]), 201)
+    authz = {n: acme.clients[n].post(o.json()["authorizations"][0]).json() for n, o in orders.items()}
+    challenge = {n: next(c for c in authz[n]["challenges"] if c["type"] == "http-01") for n in authz}
+    for name in acme.clients:
+        port80.serve(challenge[name]["token"], f"{challenge[name]['token']}.{'x' * 43}")
+    acme.both(lambda c, s: c.post(challenge[s.name]["url"], {}), 200)
+    for name, client in acme.clients.items():
+        deadline = time.monotonic() + 30
+        while "error" not in client.post(challenge[name]["url"]).json() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    answers = acme.both(lambda c, s: c.post(challenge[s.name]["url"]), 200)
+    body = answers["double"].json()
+    assert body["status"] == "processing" and body["error"]["status"] == 400
+    assert "key authorization was invalid" in body["error"]["detail"]
+    acme.both(lambda c, s: c.post(orders[s.name].headers["location"]), 200)

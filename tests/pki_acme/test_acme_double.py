@@ -61,6 +61,13 @@ def test_http01_through_the_challenge_address_knob(schedpki, acme, responder):
     chain = x509.load_pem_x509_certificates(client.post(final.json()["certificate"]).body)
     issued = schedpki.certs.assert_issued(san="www.example.com", mount=acme.name)
     assert issued.certificate == chain[0]
+    account = schedpki.acme.assert_account(contact="mailto:ops@example.com", mount=acme.name, status="valid")
+    order = schedpki.acme.assert_order(identifier="www.example.com", account=account.kid, status="valid")
+    assert order.serial_number == issued.serial_number and order.authorizations == ("valid",)
+    with pytest.raises(AssertionError, match="no ACME order with"):
+        schedpki.acme.assert_order(identifier="nope.example.com")
+    with pytest.raises(TypeError, match="unknown criteria: colour"):
+        schedpki.acme.orders(colour="red")
     assert any(e.path.endswith("/finalize") for e in schedpki.journal.entries())
     assert client.revoke(chain[0].public_bytes(DER)).status == 200
     schedpki.certs.assert_revoked(san="www.example.com")
@@ -214,7 +221,7 @@ def test_control_endpoint_and_reset(schedpki, acme):
     assert requests.get(control, headers=headers).json() == {
         "challenge_address": "", "always_valid": False, "validation_delay": 0.0, "bad_nonce_share": 0.0, "seed": None}
     answer = requests.post(control, json={"always_valid": True, "challenge_address": "127.0.0.1:8080"}, headers=headers)
-    assert answer.json()["always_valid"] is True and schedpki.acme.challenge_address == "127.0.0.1:8080"
+    assert answer.json()["always_valid"] is True and schedpki.acme.knobs.challenge_address == "127.0.0.1:8080"
     assert requests.post(control, json={"bad_nonce_share": 2}, headers=headers).status_code == 400
     assert requests.delete(control, headers=headers).json()["always_valid"] is False
     with pytest.raises(ValueError, match="unknown ACME knob"):
@@ -222,7 +229,7 @@ def test_control_endpoint_and_reset(schedpki, acme):
     schedpki.acme_knobs(always_valid=True)
     assert acme.client.new_account().status == 201
     schedpki.double.reset()
-    assert schedpki.acme.always_valid is False
+    assert schedpki.acme.knobs.always_valid is False
     assert acme.read("config/acme").status_code == 404  # the mount is gone with the reset
 
 
@@ -232,3 +239,20 @@ def test_the_eab_hmac_key_never_reaches_the_journal(schedpki, acme):
     entries = [e for e in schedpki.journal.entries() if e.path.endswith("/acme/new-eab")]
     assert entries and key not in json.dumps([e.response for e in entries], default=str)
     assert entries[-1].response["data"]["key"] == "<redacted>"
+
+
+def test_requests_clients_get_the_same_answers_in_process(schedpki, acme):
+    """A requests-based client (certbot's acme library is one) goes through the plugin's in-process
+    transport: HEAD new-nonce, the Replay-Nonce/Link/Location headers, 201 and problem documents."""
+    head = requests.head(acme.client.directory()["newNonce"], timeout=10)
+    assert head.status_code == 200 and head.headers["Replay-Nonce"] and "Content-Type" not in head.headers
+    body = acme.client.jws(acme.client.directory()["newAccount"], {"termsOfServiceAgreed": True}, use_jwk=True,
+                           nonce=head.headers["Replay-Nonce"])
+    created = requests.post(acme.client.directory()["newAccount"], json=body, timeout=10,
+                            headers={"Content-Type": "application/jose+json"})
+    assert created.status_code == 201 and created.headers["Location"].startswith(acme.url + "/acme/account/")
+    assert created.headers["Link"].endswith('/acme/directory>;rel="index"') and created.headers["Replay-Nonce"]
+    again = requests.post(acme.client.directory()["newAccount"], json=body, timeout=10,
+                          headers={"Content-Type": "application/jose+json"})
+    assert again.status_code == 400 and again.headers["Content-Type"] == "application/problem+json"
+    assert again.json()["type"] == "urn:ietf:params:acme:error:badNonce"

@@ -18,12 +18,23 @@ from pytest_schedpki.factories import Factories
 PATHS = ["/v1/acl/binding-rule", "/v1/acl/binding-rules", "/v1/acl/binding-rule/{rule}", "/v1/acl/binding-rule/",
          "/v1/acl/policy/eng", "/v1/acl/policy/", "/v1/acl/policies", "/v1/acl/policy/self", "/v1/acl/role",
          "/v1/acl/roles", "/v1/acl/role/{role}", "/v1/acl/role/name/devs", "/v1/acl/role/x/y/z", "/v1/acl/token/self",
-         "/v1/acl/tokens", "/v1/acl/token/{accessor}", "/v1/acl/login", "/v1/acl/oidc/auth-url",
+         "/v1/acl/tokens", "/v1/acl/token/{accessor}", "/v1/acl/token", "/v1/acl/bootstrap", "/v1/acl/token/onetime",
+         "/v1/acl/token/onetime/exchange", "/v1/acl/token/", "/v1/acl/login", "/v1/acl/oidc/auth-url",
          "/v1/acl/oidc/complete-auth", "/idp/authorize", "/idp/token", "/idp/userinfo", "/idp/jwks"]
 SELECTORS = ['value.team == "eng"', "", "value.team ==", '"a" in list.groups', "(((", "not not value.x is empty",
              "value.x matches \"(\"", "`raw` in list.g", "\\", '"/value/x" == 1']
 KEYS = ["ID", "AuthMethod", "Selector", "BindType", "BindName", "Name", "Rules", "Policies", "AuthMethodName",
-        "LoginToken", "ClientNonce", "RedirectURI", "State", "Code"]
+        "LoginToken", "ClientNonce", "RedirectURI", "State", "Code", "Type", "Global", "ExpirationTTL",
+        "ExpirationTime", "CreateTime", "AccessorID", "SecretID", "Roles", "BootstrapSecret", "OneTimeSecretID"]
+TOKEN_VALUES = {"Type": ["client", "management", "", "Client"], "Global": [True, False, "yes"],
+                "ExpirationTTL": ["1h", "-5m", "30s", "99999h", "x", 3.6e12, -1, None],
+                "ExpirationTime": ["2030-01-01T00:00:00Z", "2000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "nope", 5],
+                "CreateTime": ["2030-01-01T00:00:00Z", "not a time", 7],
+                "AccessorID": ["", "x", "00000000-0000-4000-8000-000000000000"],
+                "SecretID": ["root", "client-secret", "11111111-1111-4111-8111-111111111111", ""],
+                "Roles": [[{"Name": "devs"}], [{"ID": "nope"}], [{"Name": 1}], "devs", [None]],
+                "BootstrapSecret": ["", "x", "22222222-2222-4222-8222-222222222222"],
+                "OneTimeSecretID": ["", "x", "33333333-3333-4333-8333-333333333333"]}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +51,8 @@ def sso(double):
 
 
 def _tables(state):
-    return (dict(state.binding_rules.rules), dict(state.acl.policies), dict(state.acl.roles))
+    return (dict(state.binding_rules.rules), dict(state.acl.policies), dict(state.acl.roles), dict(state._tokens),
+            dict(state.acl.one_time), state.acl.bootstrap_index)
 
 
 def _body(draw, sso_state) -> bytes | None:
@@ -60,6 +72,8 @@ def _body(draw, sso_state) -> bytes | None:
         elif key == "LoginToken":
             token = sso_state.idp.id_token("x", "nomad", {"team": draw(st.sampled_from(["eng", "Has Space", ""]))})
             body[key] = draw(st.sampled_from([token, token[:-3], "a.b.c", ""]) | st.text(max_size=30))
+        elif key in TOKEN_VALUES:
+            body[key] = draw(st.sampled_from(TOKEN_VALUES[key]))
         elif key == "Policies":
             body[key] = draw(st.sampled_from([[{"Name": "eng"}], [], ["eng"], [{"Name": 3}], None]))
         else:

@@ -98,7 +98,7 @@ def test_token_self_accessor_and_list(sched):
     assert sched.get(f"/v1/acl/token/{token.AccessorID}", token=token.SecretID).json() == body
     assert sched.get(f"/v1/acl/token/{token.AccessorID}").json() == body
     assert_plain(sched.get("/v1/acl/token/self", token="nope"), 403, "Permission denied")
-    assert me.headers["X-Nomad-Index"] == "0"  # ACL.WhoAmI never sets the reply index
+    assert me.headers["X-Nomad-Index"] == str(token.ModifyIndex)  # ACL.WhoAmI: the token's ModifyIndex
     anonymous = sched.get("/v1/acl/token/self", token=None)  # Authenticate gives the anonymous token
     assert (anonymous.status_code, anonymous.json()["AccessorID"], anonymous.json()["Policies"]) == (
         200, "anonymous", ["anonymous"])

@@ -66,13 +66,13 @@ def test_seed_creates_tokens_and_methods(sched):
     ({"tokens": [{"type": "root"}]}, "scheduler.tokens[0]", "token type must be 'management' or 'client', got 'root'"),
     ({"tokens": [{"name": "x"}]}, "scheduler.tokens[0].type", "missing; expected 'management' or 'client'"),
     ({"tokens": [{"type": "client", "secret": "x"}]}, "scheduler.tokens[0]",
-     "unknown key(s) secret; expected: accessor_id, expiration_time, global, name, secret_id, type"),
+     "unknown key(s) secret; expected: accessor_id, expiration_time, global, name, policies, roles, secret_id, type"),
     ({"tokens": [{"type": "client", "secret_id": "root"}]}, "scheduler.tokens[0]",
      "an ACL token with SecretID 'root' already exists"),
     ({"tokens": [{"type": "client", "secret_id": 5}]}, "scheduler.tokens[0].secret_id", "expected a string, got int"),
     ({"tokens": [{"type": "client", "expiration_time": "tomorrow"}]}, "scheduler.tokens[0].expiration_time",
      'parsing time "tomorrow" as "2006-01-02T15:04:05Z07:00": cannot parse "tomorrow" as "2006"'),
-    ({"methods": []}, "scheduler.methods", "unknown key; expected one of: tokens, policies, roles, auth_methods, binding_rules, oidc_users"),
+    ({"methods": []}, "scheduler.methods", "unknown key; expected one of: bootstrap, tokens, policies, roles, auth_methods, binding_rules, oidc_users"),
 ])
 def test_seed_errors_name_the_entry(sched, section, entry, problem):
     with pytest.raises(SeedError) as exc:

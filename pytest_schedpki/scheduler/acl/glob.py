@@ -25,12 +25,19 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+def matching_wildcards(patterns: dict[str, T], name: str) -> list[tuple[str, int, T]]:
+    """``findAllMatchingWildcards``: ``(pattern, difference, value)`` for every pattern that
+    matches ``name``, in the radix tree's (byte) order; ``difference`` is
+    ``len(name) - len(pattern) + count("*")`` in bytes."""
+    return [(pattern, _size(name) - _size(pattern) + pattern.count("*"), value)
+            for pattern, value in sorted(patterns.items(), key=lambda kv: kv[0].encode("utf-8", "surrogatepass"))
+            if glob(pattern, name)]
+
+
 def closest(patterns: dict[str, T], name: str) -> T | None:
     """``findClosestMatchingGlob`` over ``{wildcard pattern: value}``: the value of the closest
     matching pattern, or ``None`` when none matches."""
-    matches = [(pattern, _size(name) - _size(pattern) + pattern.count("*"), value)
-               for pattern, value in sorted(patterns.items(), key=lambda kv: kv[0].encode("utf-8", "surrogatepass"))
-               if glob(pattern, name)]
+    matches = matching_wildcards(patterns, name)
     if not matches:
         return None
     if len(matches) > 1:

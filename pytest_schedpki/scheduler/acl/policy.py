@@ -81,6 +81,7 @@ class Policy:
     Quota: dict | None = None
     Plugin: dict | None = None
     Raw: str = ""
+    ExtraKeysHCL: list | None = None  # the unused keys left after the repairs (None: the decoder set none)
 
 
 def _remove_one(keys: list[str], key: str) -> None:
@@ -93,7 +94,7 @@ def _repair(root: hcl1.ObjectList, p: dict) -> None:
     """``hclDecode``'s second pass: an unlabelled namespace, node pool, host volume or variables path
     gets an empty name (the decoder labelled it with its first inner key), and the block keys repeated
     after the first leave the unused keys."""
-    extra = p.setdefault("ExtraKeysHCL", [])
+    extra = p["ExtraKeysHCL"] if p.get("ExtraKeysHCL") is not None else []  # removing from nil is a no-op
     for i, item in enumerate(filter_fold(root.items, "namespace")):
         if not item.keys:
             go_index(p["Namespaces"], i)["Name"] = ""
@@ -120,7 +121,7 @@ def _repair(root: hcl1.ObjectList, p: dict) -> None:
 
 def _decode(rules: str) -> dict:
     try:
-        root = hcl1_json.parse(rules, trailing_commas=True) if rules.lstrip().startswith("{") \
+        root = hcl1_json.parse(rules, nomad=True) if rules.lstrip().startswith("{") \
             else hcl1.parse(rules, nomad=True)
         p = decode(root, POLICY)
         _repair(root, p)
@@ -214,7 +215,8 @@ def parse(rules: str, strict: bool = True) -> Policy:
     p = _decode(rules)
     if all(not p[name] for name in _BLOCKS[:3]) and all(p[name] is None for name in _BLOCKS[3:]):
         raise PolicyError(f"Invalid policy: {rules}")
-    extra: list[str] = p.pop("ExtraKeysHCL", None) or []
+    kept = p.pop("ExtraKeysHCL", None)
+    extra: list[str] = kept if kept is not None else []
     _check_labelled(p, extra)
     if extra and strict:
         raise PolicyError(f"Invalid or duplicate policy keys: {', '.join(extra)}")
@@ -232,4 +234,4 @@ def parse(rules: str, strict: bool = True) -> Policy:
     blocks: dict[str, Any] = {name: p[name] for name in _BLOCKS}
     for name in _BLOCKS[:3]:
         blocks[name] = blocks[name] or []
-    return Policy(**blocks, Raw=rules)
+    return Policy(**blocks, Raw=rules, ExtraKeysHCL=kept)

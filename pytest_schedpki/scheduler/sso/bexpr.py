@@ -332,14 +332,17 @@ def _match(node: Match, datum: dict) -> bool:
     return not result if negate else result
 
 
-def _eval(node, datum: dict) -> bool:
+def evaluate(node, datum, match=None) -> bool:
+    """Evaluate a parsed tree: ``not``/``and``/``or`` short-circuit as go-bexpr does, each
+    :class:`Match` answered by ``match(node, datum)`` (default: the binder's claim datum rules)."""
+    match = match or _match
     if isinstance(node, Match):
-        return _match(node, datum)
+        return match(node, datum)
     if node.op == "not":
-        return not _eval(node.left, datum)
+        return not evaluate(node.left, datum, match)
     if node.op == "and":
-        return _eval(node.left, datum) and _eval(node.right, datum)
-    return _eval(node.left, datum) or _eval(node.right, datum)
+        return evaluate(node.left, datum, match) and evaluate(node.right, datum, match)
+    return evaluate(node.left, datum, match) or evaluate(node.right, datum, match)
 
 
 def matches(selector: str, datum: dict) -> bool:
@@ -348,6 +351,6 @@ def matches(selector: str, datum: dict) -> bool:
     if not selector:
         return True
     try:
-        return _eval(parse(selector), datum)
+        return evaluate(parse(selector), datum)
     except (BexprError, _EvalError, RecursionError):
         return False

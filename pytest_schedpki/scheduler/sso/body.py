@@ -129,14 +129,20 @@ def empty_response(index: int) -> Response:
     return response
 
 
-def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
-    """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
+def decode_with(request: Request, decoder):
+    """``decoder(body bytes)`` for a write's body, or the 400 answer: ``Request body is empty`` (Go's
+    ``http.NoBody``), the decoder's :class:`BodyError` text, or the body-size refusal."""
     body = read_body(request)
     if isinstance(body, Response):
         return body
     if body is None:
         return error(400, "Request body is empty")
     try:
-        return decode_struct(body, struct, spec, link_type)
+        return decoder(body)
     except BodyError as exc:
         return error(400, str(exc))
+
+
+def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
+    """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
+    return decode_with(request, lambda body: decode_struct(body, struct, spec, link_type))

@@ -5,7 +5,9 @@
   ``400 missing ACL binding rule ID`` before the method check, another method ``405 Invalid method``.
   On update an empty body ID is filled from the path; a different one is
   ``400 ACL binding rule ID does not match request path``.
-* Policies, roles, tokens and login: :mod:`.acl_http` (dispatched from here).
+* ``/v1/acl/login`` (PUT/POST): :mod:`.login`; ``/v1/acl/oidc/auth-url`` and ``complete-auth``
+  (PUT/POST): :mod:`.oidc` (auth-url answers without ``X-Nomad-Index``; complete-auth with ``0``);
+* ``/idp/...``: the built-in identity provider (:mod:`.idp`).
 
 Error bodies are plain text; successes JSON with ``X-Nomad-Index`` (reads also LastContact/KnownLeader).
 """
@@ -16,9 +18,14 @@ from dataclasses import replace
 
 from werkzeug.wrappers import Request, Response
 
+from ..aclhttp.tokens import token_json
+from ..aclstore.objects import encoding_json
 from ..request import error, meta, parse_query, pretty, request_token
-from .acl_http import dispatch as acl_dispatch
 from .body import decode_body, empty_response, json_response
+from .idp import PREFIX as IDP_PREFIX
+from .idp import dispatch as idp_dispatch
+from .login import LOGIN_FIELDS, login
+from .oidc import AUTH_URL_FIELDS, COMPLETE_FIELDS, auth_url, complete_auth
 from .rules import FIELDS, from_body, msgpack_json, rule_to_dict, stub_to_dict
 
 RULES_PATH = "/v1/acl/binding-rules"
@@ -56,8 +63,38 @@ def _rule_read(state, request: Request, rule_id: str | None) -> Response:
     return json_response(msgpack_json(rule_to_dict(result.value), pretty(request)), None, meta(result))
 
 
+def _login(state, request: Request) -> Response:
+    values = decode_body(request, "ACLLoginRequest", LOGIN_FIELDS)
+    if isinstance(values, Response):
+        return values
+    _, token = login(state, values.get("AuthMethodName", ""), values.get("LoginToken", ""))
+    return json_response(token_json(state, token, request), 0)  # Nomad never fills the login reply index
+
+
+def _oidc(state, request: Request, path: str) -> Response:
+    if path.endswith("/auth-url"):
+        values = decode_body(request, "ACLOIDCAuthURLRequest", AUTH_URL_FIELDS)
+        if isinstance(values, Response):
+            return values
+        url = auth_url(state, values.get("AuthMethodName", ""), values.get("RedirectURI", ""),
+                       values.get("ClientNonce", ""))
+        return json_response(encoding_json({"AuthURL": url}) + ("\n" if pretty(request) else ""), None)
+    values = decode_body(request, "ACLOIDCCompleteAuthRequest", COMPLETE_FIELDS)
+    if isinstance(values, Response):
+        return values
+    _, token = complete_auth(state, values)
+    return json_response(token_json(state, token, request), 0)  # as login: the reply index is never set
+
+
+
 def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
     """Answer ``path`` if it is an SSO route, else None (the caller answers 404)."""
+    if path == "/v1/acl/login":
+        return _login(state, request) if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path in ("/v1/acl/oidc/auth-url", "/v1/acl/oidc/complete-auth"):
+        return _oidc(state, request, path) if verb in ("PUT", "POST") else error(405, "Invalid method")
+    if path.startswith(IDP_PREFIX + "/"):
+        return idp_dispatch(state.idp, request, path, verb)
     if path == RULES_PATH:
         return _rule_read(state, request, None) if verb == "GET" else error(405, "Invalid method")
     if path == RULE_PATH:
@@ -73,4 +110,4 @@ def dispatch(state, request: Request, path: str, verb: str) -> Response | None:
         if verb in ("PUT", "POST"):
             return _rule_write(state, request, rule_id)
         return error(405, "Invalid method")
-    return acl_dispatch(state, request, path, verb)
+    return None

@@ -5,7 +5,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pytest_schedpki.acme import AcmeClient, Http01Responder, csr_for, enable_acme
+from pytest_schedpki.acme import AcmeClient, Http01Responder, csr_for
 
 
 def wait_for(client, url, statuses=("pending", "processing")):
@@ -20,8 +20,8 @@ def wait_for(client, url, statuses=("pending", "processing")):
 
 @pytest.mark.schedpki(seed="pki.yaml")
 def test_acme_client_gets_and_revokes_a_certificate(schedpki):
-    # the role directory of pki_int/roles/web: tune the mount, set config/cluster, enable config/acme
-    directory = enable_acme(schedpki.secrets.url, "pki_int").replace("/acme/", "/roles/web/acme/")
+    # tune the mount for the ACME headers, set config/cluster, enable config/acme; use the role's directory
+    directory = schedpki.enable_acme("pki_int").replace("/acme/", "/roles/web/acme/")
     with Http01Responder() as web:  # answers /.well-known/acme-challenge/<token> on a free local port
         schedpki.acme_knobs(challenge_address=web.address)  # validate there, not on port 80 of the name
         client = AcmeClient(directory)  # an EC P-256 account key by default
@@ -41,13 +41,16 @@ def test_acme_client_gets_and_revokes_a_certificate(schedpki):
 
     issued = schedpki.certs.assert_issued(san="api.example.com", mount="pki_int", role="web")
     assert issued.certificate == chain[0]
+    order = schedpki.acme.assert_order(identifier="api.example.com", status="valid")  # the double's records
+    assert order.serial_number == issued.serial_number
+    schedpki.acme.assert_account(contact="mailto:ops@example.com", directory="roles/web/acme/")
     assert client.revoke(chain[0].public_bytes(serialization.Encoding.DER)).status == 200
     schedpki.certs.assert_revoked(san="api.example.com")
 
 
 @pytest.mark.schedpki(seed="pki.yaml")
 def test_client_retries_after_bad_nonce(schedpki):
-    client = AcmeClient(enable_acme(schedpki.secrets.url, "pki_int"))
+    client = AcmeClient(schedpki.enable_acme("pki_int"))
     schedpki.acme_knobs(bad_nonce_share=1.0)  # every nonce refused, as a server under load may do
     refused = client.new_account()
     assert refused.status == 400

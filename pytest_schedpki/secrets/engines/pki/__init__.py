@@ -10,6 +10,8 @@ Rooms, as Vault's own ``builtin/logical/pki`` tree has them:
 * ``issuance/`` - roles and everything that signs: issue, sign, sign-intermediate,
   sign-self-issued, sign-verbatim, the role policy and validity rules;
 * ``revocation/`` - revoke, CRLs, issuer revocation, tidy;
+* ``acme/`` - the ACME server (RFC 8555 as OpenBao's ``path_acme_*.go``), configured by
+  ``acme_config`` (``config/acme``) and ``cluster_config`` (``config/cluster``, the base of its URLs);
 * ``enterprise/`` - the Vault Enterprise emulation (cert metadata, external policy / CIEPS);
 * ``codecs/`` - X.509, PEM, CSR, CRL and key building blocks on ``cryptography``, the key pool;
 * ``fetch`` (unauthenticated CA/chain reads, ``config/urls``) and ``certs`` (stored certificates).

@@ -1,5 +1,6 @@
 """``config/cluster``: the mount's own URLs (``path``, ``aia_path``; empty on a fresh mount), read by
-``bao pki health-check`` and used upstream to template AIA URLs (the double stores them only).
+``bao pki health-check``; ``path`` is the base of every ACME URL (``acme/``), and upstream also
+templates AIA URLs with them (the double does not).
 
 A write keeps the fields it does not send; each sent value must be an absolute URL, else 500
 ``invalid, non-URL path given to cluster: <value>`` (upstream's status, as a multierror), and the

@@ -10,7 +10,7 @@ Rooms, one job each:
 * ``pipeline`` - the three wrappers (plain, JWS-parsed, account required) and the answer they write;
 * ``accounts``, ``eab``, ``orders`` (new-order, order, orders, finalize, certificate download),
   ``authorizations`` (authorizations and challenges), ``validation`` (http-01, dns-01, tls-alpn-01
-  checks and their background worker), ``revoke``;
+  checks and their background worker), ``revoke``, ``tidy`` (``tidy_acme``, called by ``revocation/tidy``);
 * ``routes`` - directory, new-nonce and the path table under the four prefixes (``acme/``,
   ``roles/:role/acme/``, ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``).
 

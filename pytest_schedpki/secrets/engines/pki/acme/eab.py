@@ -117,9 +117,12 @@ def new_eab(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
 
 
 def list_eab(backend: PkiBackend, req: LogicalRequest) -> LogicalResponse:
-    """``pathAcmeListEab``: ids sorted (storage order)."""
+    """``pathAcmeListEab``: ids sorted (storage order), after ``after`` (need not exist), at most
+    ``limit`` (<= 0: all)."""
     eabs = store(backend).eabs
-    ids = sorted(eabs)
+    after, limit = req.data.get("after"), req.data.get("limit")
+    ids = [kid for kid in sorted(eabs) if not after or kid > after]
+    ids = ids[:limit] if limit > 0 else ids
     if not ids:
         raise not_found()
     return LogicalResponse(data={"keys": ids, "key_info": {kid: _describe(eabs[kid]) for kid in ids}})

@@ -29,10 +29,12 @@ from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 from ..codecs import x509 as pkix
+from ..codecs.gokey import public_key_or_none
 from ..codecs.pem import go_asn1_error
+from ..issuance.csr_signing import check_csr_signature
 from ..issuance.issue import signing_issuer
 from ..issuance.leaf import LeafRequest, build_leaf
-from ..issuance.policy import PolicyError, first_disallowed_name
+from ..issuance.policy import PolicyError, check_csr_key, first_disallowed_name
 from ..issuance.validity import ValidityError
 from ..model import CertRecord, serial_to_hex
 from .accounts import go_type
@@ -348,6 +350,7 @@ def finalize(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: J
     now = backend.now()
     request = LeafRequest(common_name=_common_name(ctx, csr))
     try:
+        check_csr_key(ctx.role, public_key_or_none(csr))
         leaf = build_leaf(role=ctx.role, request=request, issuer=issuer, now=now,
                           mount_default_ttl=backend.mount.effective_default_ttl(),
                           mount_max_ttl=backend.mount.effective_max_ttl(), csr=csr)
@@ -359,6 +362,10 @@ def finalize(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: J
         raise AcmeProblem.lead("badCSR", f"refusing to sign CSR: {exc}") from None
     except LogicalError as exc:
         raise AcmeProblem.lead("badCSR", f"refusing to sign CSR: {exc.errors[0] if exc.errors else exc}") from None
+    try:
+        check_csr_signature(csr)
+    except LogicalError as exc:
+        raise AcmeProblem.lead("badCSR", f"refusing to sign CSR: {exc.errors[0]}") from None
     cert = leaf.certificate
     serial = serial_to_hex(cert.serial_number)
     backend.state.certs[serial] = CertRecord(serial_number=serial, certificate=cert, pem=pkix.pem_of(cert),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_schedpki.secrets.framework.fields import STRING, Field
+from pytest_schedpki.secrets.framework.fields import INT, STRING, Field
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..issuance.roles import NAME_RE
@@ -60,7 +60,7 @@ def _fields(prefix: str, extra: dict[str, Field] | None = None) -> dict[str, Fie
 def paths(backend: PkiBackend) -> list[Path]:
     """Every ACME and EAB path."""
     table: list[Path] = [
-        Path("eab/?", {"after": Field(STRING, ""), "limit": Field(STRING, "-1")},
+        Path("eab/?", {"after": Field(STRING, ""), "limit": Field(INT, -1)},
              {"list": lambda req: eab.list_eab(backend, req)}),
         Path(rf"eab/(?P<key_id>{UUID})", {"key_id": Field(STRING)},
              {"delete": lambda req: eab.delete_eab(backend, req)}),

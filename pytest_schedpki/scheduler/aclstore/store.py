@@ -31,14 +31,19 @@ class ACLObjectStore:
     def reset(self) -> None:
         self.policies: dict[str, Policy] = {}
         self.roles: dict[str, Role] = {}
-        self.policy_table = self.role_table = 0
+        self.policy_table = self.role_table = self.token_table = 0
+        self.one_time: dict = {}  # AccessorID -> one_time.OneTimeToken
+        self.bootstrap_index: int | None = None  # the reset index once bootstrapped
+        self.reset_file: int | None = None  # what <data_dir>/acl-bootstrap-reset holds
 
     def dump(self) -> tuple:
-        return dict(self.policies), dict(self.roles), self.policy_table, self.role_table
+        return (dict(self.policies), dict(self.roles), self.policy_table, self.role_table, self.token_table,
+                dict(self.one_time), self.bootstrap_index, self.reset_file)
 
     def load(self, values: tuple) -> None:
-        policies, roles, self.policy_table, self.role_table = values
-        self.policies, self.roles = dict(policies), dict(roles)
+        (policies, roles, self.policy_table, self.role_table, self.token_table, one_time, self.bootstrap_index,
+         self.reset_file) = values
+        self.policies, self.roles, self.one_time = dict(policies), dict(roles), dict(one_time)
 
     # -- token helpers --------------------------------------------------------------------------------
     def live_token(self, secret: str | None) -> ACLToken | None:
@@ -84,14 +89,16 @@ class ACLObjectStore:
             return s._raft
 
     def delete_policy(self, name: str, secret: str | None = None, check_token: bool = False) -> int:
-        """``ACL.DeletePolicies``: an unknown name succeeds too. Returns the raft index."""
+        """``ACL.DeletePolicies``: an unknown name succeeds too and still moves the policy table's index
+        (``DeleteACLPolicies``). Roles keep their links to a deleted policy; it grants nothing. Returns
+        the raft index."""
         s = self.state
         with s._lock:
             if check_token:
                 s._check_rpc_write(secret)
             s._raft += 1
-            if self.policies.pop(name, None) is not None:
-                self.policy_table = s._raft
+            self.policies.pop(name, None)
+            self.policy_table = s._raft  # DeleteACLPolicies writes the table index whether or not the name existed
             s._cond.notify_all()
             return s._raft
 
@@ -230,6 +237,7 @@ class ACLObjectStore:
                             Roles=None if management else tuple(dict.fromkeys(role_ids)), ExpirationTTL=ttl_ns)
             token = replace(token, Hash=token_hash(token))
             s._tokens[token.SecretID] = token
+            self.token_table = s._raft
             s._cond.notify_all()
             return s._raft, token
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 
@@ -68,8 +69,8 @@ def role_hash(r: Role) -> bytes:
 
 
 def token_hash(t: ACLToken) -> bytes:
-    """``ACLToken.SetHash`` over Name, Type, the policies, Global and the role IDs."""
-    return _blake(t.Name, t.Type, *(t.Policies or ()), "true" if t.Global else "false", *(t.Roles or ()))
+    """``ACLToken.SetHash`` over Name, Type, the policies, ``global``/``local`` and the role IDs."""
+    return _blake(t.Name, t.Type, *(t.Policies or ()), "global" if t.Global else "local", *(t.Roles or ()))
 
 
 def validate_policy(p: Policy) -> str | None:
@@ -102,12 +103,27 @@ def _b64(value: bytes | None) -> str | None:
     return None if value is None else base64.b64encode(value).decode("ascii")
 
 
+def rules_json(rules: str) -> dict | None:
+    """``RulesJSON``: the rules as ``ACL.GetPolicy`` parses them on read (``acl.Parse`` lenient), the
+    ``acl.Policy`` struct as JSON - blocks with their expanded capabilities, ``Raw``, ``ExtraKeysHCL``;
+    absent block lists are null. None when the rules do not parse (only a bypassed write can store those)."""
+    try:
+        parsed = parse(rules, strict=False)
+    except PolicyError:
+        return None
+    return {"Namespaces": parsed.Namespaces or None, "NodePools": parsed.NodePools or None,
+            "HostVolumes": parsed.HostVolumes or None, "Agent": parsed.Agent, "Node": parsed.Node,
+            "Operator": parsed.Operator, "Sentinel": parsed.Sentinel, "Quota": parsed.Quota, "Plugin": parsed.Plugin,
+            "Raw": parsed.Raw, "ExtraKeysHCL": parsed.ExtraKeysHCL}
+
+
 def policy_to_dict(p: Policy, stub: bool = False) -> dict:
-    """``ACLPolicy`` (or with ``stub`` its list entry) as Nomad writes it."""
+    """``ACLPolicy`` (or with ``stub`` its list entry) as Nomad writes it; a full policy carries
+    :func:`rules_json` (``GetPolicy`` fills it on every read)."""
     if stub:
         return {"Name": p.Name, "Description": p.Description, "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex,
                 "ModifyIndex": p.ModifyIndex}
-    return {"Name": p.Name, "Description": p.Description, "Rules": p.Rules, "RulesJSON": None, "JobACL": None,
+    return {"Name": p.Name, "Description": p.Description, "Rules": p.Rules, "RulesJSON": rules_json(p.Rules), "JobACL": None,
             "Hash": _b64(p.Hash), "CreateIndex": p.CreateIndex, "ModifyIndex": p.ModifyIndex}
 
 
@@ -125,8 +141,9 @@ def _time(value) -> str | None:
 def token_to_dict(t: ACLToken, role_names: dict[str, str], stub: bool = False) -> dict:
     """``ACLToken.MarshalJSON``: ExpirationTTL first (``""`` when 0), the SecretID included, role links
     ``{"ID", "Name"}`` with the current role names (``role_names``: ID -> Name); with ``stub`` the
-    list entry (no SecretID, no ExpirationTTL)."""
-    roles = None if t.Roles is None else [{"ID": i, "Name": role_names.get(i, "")} for i in t.Roles]
+    list entry (no SecretID, no ExpirationTTL, role links as stored: ``Name`` ``""``)."""
+    names = {} if stub else role_names
+    roles = None if t.Roles is None else [{"ID": i, "Name": names.get(i, "")} for i in t.Roles]
     body = {"ExpirationTTL": format_duration(t.ExpirationTTL) if t.ExpirationTTL else "",
             "AccessorID": t.AccessorID, "SecretID": t.SecretID, "Name": t.Name, "Type": t.Type,
             "Policies": None if t.Policies is None else list(t.Policies), "Roles": roles, "Global": t.Global,
@@ -135,3 +152,10 @@ def token_to_dict(t: ACLToken, role_names: dict[str, str], stub: bool = False) -
     if stub:
         del body["ExpirationTTL"], body["SecretID"]
     return body
+
+
+def encoding_json(value: object) -> str:
+    """Go ``encoding/json`` (HTML-escaping), as ``ACLToken.MarshalJSON`` writes it."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
