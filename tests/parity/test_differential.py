@@ -18,7 +18,8 @@ from pathlib import Path
 import parity_harness as h
 import pytest
 import requests
-from differential import allowlist, compare, ocsp_gen
+from differential import acme_gen, allowlist, compare, ocsp_gen
+from differential.acme_runner import AcmeRunner
 from differential.requests_gen import Ref, Req, dump_body, sequences
 from differential.runner import Runner, reproduction
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +36,32 @@ def runner(request, bao_server):
     if SELFCHECK:
         return Runner(bao_server.url, None, request.getfixturevalue("second_bao_server").url)
     return Runner(bao_server.url, request.getfixturevalue("double_server"))
+
+
+@pytest.fixture(scope="module")
+def acme_runner(request, bao_server):
+    """The ``acme`` family's runner (it holds 127.0.0.1:80 for http-01 while the module runs, when it can)."""
+    if SELFCHECK:
+        acme = AcmeRunner(bao_server.url, None, request.getfixturevalue("second_bao_server").url)
+    else:
+        acme = AcmeRunner(bao_server.url, request.getfixturevalue("double_server"))
+    yield acme
+    acme.close()
+
+
+@pytest.mark.parity
+def test_random_acme_sequences_get_the_same_answers(acme_runner):
+    """The ``acme`` family: RFC 8555 requests, validly and invalidly signed (nonces, accounts, EAB,
+    key-change, orders with random identifiers, challenges, finalize with random CSRs, revoke-cert)."""
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SCALE == 1, print_blob=True,
+              suppress_health_check=list(HealthCheck))
+    @given(acme_gen.sequences(1, 10))
+    def check(seq):
+        outcomes = acme_runner.run(seq, stop_at_first=True)
+        if outcomes and not outcomes[-1].agree:
+            raise AssertionError(reproduction(outcomes))
+
+    check()
 
 
 @pytest.mark.parity

@@ -7,11 +7,11 @@ from collections import Counter
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from . import ocsp_gen, requests_gen, token_gen
+from . import acme_gen, ocsp_gen, requests_gen, token_gen
 from .runner import Outcome, Runner
 
 #: the request families: name -> module with ``sequences(min_size, max_size)``
-FAMILIES = {"pki": requests_gen, "token": token_gen, "ocsp": ocsp_gen}
+FAMILIES = {"pki": requests_gen, "token": token_gen, "ocsp": ocsp_gen, "acme": acme_gen}
 
 
 class _Done(Exception):
@@ -43,7 +43,8 @@ def draw_sequences(seed_value: int, n_requests: int, max_len: int = 10, family: 
 
 def run_seed(runner: Runner, seed_value: int, n_requests: int, family: str = "pki") -> list[Outcome]:
     """Every outcome of one seed's sequences of ``family`` (each on a fresh set-up; ``runner`` must be
-    the family's: :class:`Runner` for ``pki`` and ``ocsp``, :class:`~.token_runner.TokenRunner` for ``token``)."""
+    the family's: :class:`Runner` for ``pki`` and ``ocsp``, :class:`~.token_runner.TokenRunner` for ``token``,
+    :class:`~.acme_runner.AcmeRunner` for ``acme``)."""
     outcomes: list[Outcome] = []
     for seq in draw_sequences(seed_value, n_requests, family=family):
         outcomes += runner.run(seq)

@@ -25,7 +25,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
 from .context import AcmeContext, directory_prefix, join_url
-from .jws import EAB_ALGORITHMS, JwsContext, raw_url_decode
+from .jws import EAB_ALGORITHMS, JwsContext, go_json_text, raw_url_decode
 from .problems import AcmeProblem
 from .state import Eab, new_uuid, rfc3339, store, writable
 
@@ -59,7 +59,7 @@ def verify_eab(backend: PkiBackend, ctx: AcmeContext, outer: JwsContext, path: s
     try:
         header = unmarshal_value(header_raw)
     except GoJSONError as exc:
-        raise AcmeProblem("serverInternal", f"failed to json unmarshal eab 'protected': {exc}") from None
+        raise AcmeProblem("serverInternal", f"failed to json unmarshal eab 'protected': {go_json_text(exc)}") from None
     header = header if isinstance(header, dict) else {}
     if not header.get("kid"):
         raise AcmeProblem.wrap("malformed", "failed to json unmarshal eab 'protected': invalid header: got missing "

@@ -169,6 +169,13 @@ def _type_error(name: str, value: Any) -> str | None:
     return f"json: cannot unmarshal {found} into Go struct field jwsCtx.{name} of type string"
 
 
+def go_json_text(exc: GoJSONError) -> str:
+    """bao 2.7.2's text of a JSON refusal: nesting past 10000 levels is plain ``exceeded max depth``
+    (the scanner port prefixes the character, as secrets/json_syntax.py notes for request bodies)."""
+    message = str(exc)
+    return "exceeded max depth" if message.endswith("exceeded max depth") else message
+
+
 def parse_header(protected: str) -> dict[str, Any]:
     """The protected header as a dict; raises :class:`AcmeProblem` (steps 1-2 before the key)."""
     try:
@@ -178,7 +185,7 @@ def parse_header(protected: str) -> dict[str, Any]:
     try:
         header = unmarshal_value(raw)
     except GoJSONError as exc:
-        raise AcmeProblem("serverInternal", f"failed to json unmarshal 'protected': {exc}") from None
+        raise AcmeProblem("serverInternal", f"failed to json unmarshal 'protected': {go_json_text(exc)}") from None
     if not isinstance(header, dict):
         kind = "array" if isinstance(header, list) else "string" if isinstance(header, str) else "number"
         if header is None:
@@ -245,5 +252,5 @@ def verify(ctx: JwsContext, protected: str, payload: str, signature: str) -> dic
         data = unmarshal_value(verified, into_map=True)
     except GoJSONError as exc:
         raise AcmeProblem.wrap("malformed", f"failed to verify signature: failed to json unmarshal 'payload': "
-                                            f"{exc}") from None
+                                            f"{go_json_text(exc)}") from None
     return data  # JSON null decodes to a nil map: POST-as-GET too

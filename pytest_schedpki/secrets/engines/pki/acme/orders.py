@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,9 @@ def _identifier(raw: Any) -> Identifier:
                                                 "parsed OK as IP address")
         except ValueError:
             pass
+        why = _go_idna_error(found.value)
+        if why:
+            raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: {why}")
         try:
             converted = found.value.encode("idna").decode("ascii")
         except UnicodeError as exc:
@@ -216,6 +220,35 @@ def certificate(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user
                                                                         if c.strip() != own.strip()]])
     body = record.certificate.public_bytes(serialization.Encoding.PEM) + chain.encode()
     return Answer(raw=(body, "application/pem-certificate-chain"))
+
+
+_LDH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+
+
+def _go_idna_error(name: str) -> str | None:
+    """x/net/idna ``ValidateForRegistration().ToASCII`` refusals of an ASCII name, in ``process``'s order:
+    a rune outside lower-case letters, digits, ``-`` and ``.`` (``idna: disallowed rune U+0045``), then
+    per label an empty one (naming the whole string), the hyphen rules (``--`` at 3-4, a leading or
+    trailing ``-``) and over 63 bytes (naming the label), then a name over 253 bytes. Non-ASCII names
+    are left to Python's codec (``None``)."""
+    if not name.isascii():
+        return None
+    for char in name:
+        if char not in _LDH:
+            return f"idna: disallowed rune U+{ord(char):04X}"
+    labels = name.split(".")
+    if len(labels) > 1 and labels[-1] == "":  # the label iterator skips a last empty label
+        labels.pop()
+    for label in labels:
+        if not label:
+            return f"idna: invalid label {json.dumps(name)}"
+        hyphens = not label.startswith("xn--") and (
+            (len(label) > 4 and label[2:4] == "--") or label[0] == "-" or label[-1] == "-")
+        if hyphens or len(label) > 63:
+            return f"idna: invalid label {json.dumps(label)}"
+    if len(name[:-1] if name.endswith(".") else name) > 253:
+        return f"idna: invalid label {json.dumps(name)}"
+    return None
 
 
 def _parse_csr(data: Any) -> x509.CertificateSigningRequest:

@@ -21,8 +21,10 @@ from cryptography.hazmat.primitives import serialization
 from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
+from ..codecs.pem import go_name_problem
 from ..model import serial_to_hex
 from ..revocation.revoke import revoke_certificate
+from ..revocation.revoke_input import go_certificate_error
 from .accounts import go_type
 from .context import AcmeContext
 from .jws import JwsContext, raw_url_decode
@@ -48,8 +50,11 @@ def _certificate(data: dict[str, Any]) -> x509.Certificate:
         raise AcmeProblem.wrap("malformed", f"failed to base64 decode certificate: {exc}") from None
     try:
         return x509.load_der_x509_certificate(der)
-    except ValueError as exc:
-        raise AcmeProblem.wrap("malformed", f"failed to parse certificate: {exc}") from None
+    except ValueError:  # Go's x509.ParseCertificate text, as the PKI revoke path gives it
+        reason = go_certificate_error(der)
+        if reason == "x509: malformed certificate":
+            reason = go_name_problem(der, certificate=True) or reason
+        raise AcmeProblem.wrap("malformed", f"failed to parse certificate: {reason}") from None
 
 
 def revoke_cert(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: JwsContext, data: Any) -> Answer:
