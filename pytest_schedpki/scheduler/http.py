@@ -34,7 +34,7 @@ from .agent.routes import dispatch as agent_dispatch
 from .decode import DecodeError, decode_method
 from .encode import method_json, stubs_json
 from .model import SchedulerError, sanitize, stub
-from .request import PLAIN, clean_path, error_response, meta, parse_query, pretty, read_body, request_token
+from .request import PLAIN, clean_path, decode_with, error_response, meta, parse_query, pretty, request_token
 from .request import error as _error
 from .sso.http import dispatch as sso_dispatch
 from .state import SchedulerState
@@ -47,15 +47,9 @@ NAMED_PREFIX = "/v1/acl/auth-method/"
 
 
 def _upsert(state: SchedulerState, request: Request, name: str) -> Response:
-    body = read_body(request)
-    if isinstance(body, Response):
-        return body
-    if body is None:
-        return _error(400, "Request body is empty")
-    try:
-        method = decode_method(body)
-    except DecodeError as exc:
-        return _error(400, str(exc))
+    method = decode_with(request, decode_method, DecodeError)
+    if isinstance(method, Response):
+        return method
     if name and name != method.Name:
         return _error(400, "ACL auth-method name does not match request path")
     result = state.apply_upsert(method, request_token(request), check_token=True)

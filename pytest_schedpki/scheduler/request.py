@@ -2,7 +2,8 @@
 
 * :func:`request_token` - the ACL token as ``parseToken`` reads it;
 * :func:`parse_query` - ``stale``, ``per_page``, ``wait``, ``index`` and ``region`` with Nomad's 400 texts;
-* :func:`read_body` - the raw body, None for Go's ``http.NoBody``;
+* :func:`read_body` - the raw body, None for Go's ``http.NoBody``; :func:`decode_with` - a write's body
+  decoded, or the 400 answer;
 * :func:`error` / :func:`meta` / :func:`pretty` / :func:`clean_path` - answers and headers.
 """
 
@@ -109,6 +110,21 @@ def parse_query(request: Request) -> tuple[str, int, int, bool] | Response:
             return error(400, "Invalid index")
         index = parsed
     return region, index, wait_ns, stale
+
+
+def decode_with(request: Request, decoder, errors: type[Exception] | tuple = ValueError):
+    """``decoder(body bytes)`` for a write's body, or the 400 answer: ``Request body is empty`` (Go's
+    ``http.NoBody``), the text of the decoder's ``errors`` (Go's JSON and field texts), or the body-size
+    refusal of :func:`read_body`."""
+    body = read_body(request)
+    if isinstance(body, Response):
+        return body
+    if body is None:
+        return error(400, "Request body is empty")
+    try:
+        return decoder(body)
+    except errors as exc:
+        return error(400, str(exc))
 
 
 def meta(result: QueryResult) -> dict:

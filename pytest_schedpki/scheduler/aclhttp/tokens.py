@@ -25,8 +25,8 @@ from ..aclstore import bootstrap as boot
 from ..aclstore import one_time, tokens
 from ..aclstore.objects import encoding_json, token_to_dict
 from ..aclstore.token_list import query_tokens
-from ..request import error, meta, parse_query, pretty, read_body, request_token
-from ..sso.body import BodyError, decode_body, decode_struct, decode_with, empty_response, json_response
+from ..request import decode_with, error, meta, parse_query, pretty, read_body, request_token
+from ..sso.body import BodyError, decode_body, decode_struct, empty_response, json_response
 from .token_body import decode_token
 
 ANONYMOUS_TOKEN = {"ExpirationTTL": "", "AccessorID": "anonymous", "SecretID": "", "Name": "Anonymous Token",
@@ -100,7 +100,7 @@ def _self(state, request: Request) -> Response:
 
 
 def _write(state, request: Request, accessor: str) -> Response:
-    values = decode_with(request, decode_token)
+    values = decode_with(request, decode_token, BodyError)
     if isinstance(values, Response):
         return values
     if accessor and values.AccessorID != accessor:

@@ -43,7 +43,7 @@ from ...golang.duration import GoDurationError, parse_duration
 from ...golang.json import GoJSONError, JNum, JObj, JStr, decode_first_value, go_format_value, kind_name
 from ..aclstore.resolve import resolve_acl
 from ..model import SchedulerError
-from ..request import error, read_body, request_token
+from ..request import decode_with, request_token
 from .profile import profile_of
 from .reply import NO_LEADER, json_answer, target_region
 
@@ -126,15 +126,9 @@ def claims(now: datetime.datetime, name: str, pool: str, region: str, ttl_ns: in
 
 def create(state, request: Request) -> Response:
     """The endpoint (see the module doc)."""
-    body = read_body(request)
-    if isinstance(body, Response):
-        return body
-    if body is None:
-        return error(400, "Request body is empty")
-    try:
-        args = decode_request(body)
-    except ValueError as exc:
-        return error(400, str(exc))
+    args = decode_with(request, decode_request, ValueError)
+    if isinstance(args, Response):
+        return args
     region = target_region(state, args.get("Region") or request.args.get("region", ""))
     if region == state.region and not state.leader:
         raise SchedulerError(500, NO_LEADER)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from werkzeug.wrappers import Request, Response
 
 from ...golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, kind_name
-from ..request import error, read_body
+from ..request import decode_with
 
 _GOTYPES = {"string": "string", "bool": "bool", "uint64": "uint64", "strings": "[]string"}
 
@@ -129,20 +129,6 @@ def empty_response(index: int) -> Response:
     return response
 
 
-def decode_with(request: Request, decoder):
-    """``decoder(body bytes)`` for a write's body, or the 400 answer: ``Request body is empty`` (Go's
-    ``http.NoBody``), the decoder's :class:`BodyError` text, or the body-size refusal."""
-    body = read_body(request)
-    if isinstance(body, Response):
-        return body
-    if body is None:
-        return error(400, "Request body is empty")
-    try:
-        return decoder(body)
-    except BodyError as exc:
-        return error(400, str(exc))
-
-
 def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
     """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
-    return decode_with(request, lambda body: decode_struct(body, struct, spec, link_type))
+    return decode_with(request, lambda body: decode_struct(body, struct, spec, link_type), BodyError)
