@@ -164,6 +164,26 @@ def test_e_assert_token_reads_the_agent(schedpki):
         assert "no ACL token with SecretID 'no-such-secret': 403" in str(exc)
     else:
         raise AssertionError("assert_token accepted an unknown secret")
+
+
+def test_f_assert_allowed_reads_the_agents_rules(schedpki):
+    url, headers = schedpki.scheduler.url, schedpki.scheduler.headers()
+    for name, rules in (("web", 'namespace "web" { policy = "write" }'), ("nodes", 'node { policy = "read" }')):
+        assert requests.put(f"{url}/v1/acl/policy/{name}", headers=headers,
+                            json={"Name": name, "Rules": rules}).status_code == 200
+    role = requests.put(f"{url}/v1/acl/role", headers=headers,
+                        json={"Name": "ops", "Policies": [{"Name": "nodes"}]}).json()
+    token = requests.put(f"{url}/v1/acl/token", headers=headers,
+                         json={"Type": "client", "Policies": ["web"], "Roles": [{"ID": role["ID"]}]}).json()
+    schedpki.scheduler.assert_allowed(token, "namespace:web:submit-job", "node:read")
+    schedpki.scheduler.assert_denied(token["SecretID"], "namespace:default:read-job", "node:write", "management")
+    schedpki.scheduler.assert_allowed("mgmt", "management", "operator:write")
+    try:
+        schedpki.scheduler.allows("no-such-secret", "agent:read")
+    except AssertionError as exc:
+        assert "GET /v1/acl/token/self: 403 Permission denied" in str(exc)
+    else:
+        raise AssertionError("allows() accepted an unknown secret")
 '''
 
 
@@ -186,7 +206,7 @@ def test_the_scheduler_side_against_a_running_agent(pytester):
         result = pytester.runpytest_subprocess(f"--schedpki-upstream-scheduler={env['NOMAD_ADDR']}",
                                                "--schedpki-upstream-scheduler-token=mgmt", "-p", "no:randomly",
                                                "-p", "no:cacheprovider", "-rs")
-        result.assert_outcomes(passed=3, skipped=2)
+        result.assert_outcomes(passed=4, skipped=2)
         result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): set_lag() exists only in the double*"])
         result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): scheduler.jwt() (the built-in identity provider's key) exists only in the double*"])
     finally:
