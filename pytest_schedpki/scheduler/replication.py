@@ -182,9 +182,10 @@ class ReplicationKnobs:
     table's replica alike (auth methods, binding rules). Uses the state's ``_lock``, ``_cond``,
     ``_replica``, ``binding_rules`` and ``leader``."""
 
-    def _replicas(self) -> tuple[Replica, Replica]:
-        """Every replicated table's replica (auth methods, binding rules): the lag knobs drive all."""
-        return self._replica, self.binding_rules.replica
+    def _replicas(self) -> tuple[Replica, ...]:
+        """Every replicated table's replica (auth methods, binding rules, the local view of the ACL
+        tokens): the lag knobs drive all."""
+        return self._replica, self.binding_rules.replica, self.acl.token_replica
 
     def _next_visibility_in(self) -> float | None:
         waits = [w for w in (r.next_visibility_in() for r in self._replicas()) if w is not None]

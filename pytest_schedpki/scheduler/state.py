@@ -146,6 +146,9 @@ class SchedulerState(TokenAdmin, ReplicationKnobs):
             self.binding_rules.replica.advance(force=True)
             self._replica.rebuild(self._methods, self._table, self._federated())
             self.binding_rules.replica.rebuild(self.binding_rules.rules, self.binding_rules.table, self._federated())
+            self.acl.token_replica.advance(force=True)  # a mirror of the token table in either setup
+            self.acl.token_replica.rebuild({t.AccessorID: t for t in self._tokens.values()}, self.acl.token_table,
+                                           False)
             self._cond.notify_all()
 
     def set_token_ttl_bounds(self, min_ttl=None, max_ttl=None) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from ..tokens import ACLToken, new_token, token_kind
 from .bootstrap import bootstrap as _bootstrap
 from .bootstrap import set_reset_file
-from .objects import token_hash
+from .token_table import drop_token
 from .tokens import store_token
 
 
@@ -32,28 +32,23 @@ class TokenAdmin:
         SecretID/AccessorID already in use.
         """
         with self._lock:
-            token = self._add_token_locked(secret_id, type, name, expiration_time, global_, accessor_id)
             if type == "management" and (policies or roles):
-                del self._tokens[token.SecretID]
                 raise ValueError("management token cannot be associated with policies or roles")
-            if policies or roles:
-                ids = []
-                for key in roles or ():
-                    role = self.acl.roles.get(key) or self.acl.role_by_name(key)
-                    if role is None:
-                        del self._tokens[token.SecretID]
-                        raise ValueError(f"cannot find role {key}")
-                    ids.append(role.ID)
-                token = replace(token, Policies=tuple(policies or ()), Roles=tuple(dict.fromkeys(ids)) or None)
-            token = replace(token, Hash=token_hash(token))
-            self._tokens[token.SecretID] = token
-            self.acl.token_table = max(self.acl.token_table, token.ModifyIndex)
-            return token
+            ids = []
+            for key in roles or ():
+                role = self.acl.roles.get(key) or self.acl.role_by_name(key)
+                if role is None:
+                    raise ValueError(f"cannot find role {key}")
+                ids.append(role.ID)
+            links = (tuple(policies or ()), tuple(dict.fromkeys(ids)) or None) if policies or roles else None
+            return self._add_token_locked(secret_id, type, name, expiration_time, global_, accessor_id, links)
 
-    def _add_token_locked(self, secret, type_, name, expires, global_, accessor) -> ACLToken:
+    def _add_token_locked(self, secret, type_, name, expires, global_, accessor, links=None) -> ACLToken:
         local = not global_ and self._federated()
         index = (self._replica.raft_index if local else self._raft) + 1
         token = new_token(self._tokens, secret, type_, name, expires, global_, accessor, self.clock.now(), index)
+        if links is not None:
+            token = replace(token, Policies=links[0], Roles=links[1])
         return store_token(self, token, local)
 
     def bootstrap(self, bootstrap_secret: str = "") -> ACLToken:
@@ -73,7 +68,7 @@ class TokenAdmin:
         with self._lock:
             token = self._tokens.get(self.management_token)
             if token is not None and token.Name == "Bootstrap Token" and token.CreateIndex == 1:
-                del self._tokens[self.management_token]
+                drop_token(self, token)
             self.acl.bootstrap_index = None
 
     @property
@@ -89,7 +84,7 @@ class TokenAdmin:
     def delete_token(self, secret_id: str) -> None:
         """Forget a token (later requests carrying it get 403). Raises KeyError if unknown."""
         with self._lock:
-            del self._tokens[secret_id]
+            drop_token(self, self._tokens[secret_id])
 
     def token_kind(self, secret: str) -> str:
         """For the journal: ``management``, ``client``, ``expired``, ``unknown`` or (``""``) ``anonymous``."""

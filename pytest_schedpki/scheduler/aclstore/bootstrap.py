@@ -21,6 +21,7 @@ import uuid
 from ..model import SchedulerError
 from ..tokens import ACLToken
 from .objects import token_hash
+from .token_table import put_token
 from .tokens import is_uuid
 
 
@@ -56,8 +57,7 @@ def bootstrap(state, bootstrap_secret: str = "") -> tuple[int, ACLToken]:
         token = ACLToken(str(uuid.uuid4()), secret, "Bootstrap Token", "management", True, state.clock.now(),
                          None, index, index)
         token = ACLToken(**{**token.__dict__, "Hash": token_hash(token)})
-        state._tokens[secret] = token
-        state.acl.token_table = index
+        put_token(state, token)
         state.acl.bootstrap_index = index
         state._cond.notify_all()
         return index, token

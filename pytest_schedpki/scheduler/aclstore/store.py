@@ -14,9 +14,11 @@ import uuid
 from dataclasses import replace
 
 from ..model import SchedulerError
+from ..replication import Replica
 from ..tokens import ACLToken, new_token
 from ..views import QueryResult
 from .objects import Policy, Role, policy_hash, role_hash, token_hash, validate_policy, validate_role
+from .token_table import put_token
 
 PERMISSION_DENIED = "Permission denied"
 
@@ -35,14 +37,20 @@ class ACLObjectStore:
         self.one_time: dict = {}  # AccessorID -> one_time.OneTimeToken
         self.bootstrap_index: int | None = None  # the reset index once bootstrapped
         self.reset_file: int | None = None  # what <data_dir>/acl-bootstrap-reset holds
+        # the local region's view of the token table (AccessorID -> token) under the replication knobs
+        main = self.state._replica
+        self.token_replica = Replica(self.state.clock, False)
+        self.token_replica.lag, self.token_replica.lag_reads, self.token_replica.paused = (
+            main.lag, main.lag_reads, main.paused)
 
     def dump(self) -> tuple:
         return (dict(self.policies), dict(self.roles), self.policy_table, self.role_table, self.token_table,
-                dict(self.one_time), self.bootstrap_index, self.reset_file)
+                dict(self.one_time), self.bootstrap_index, self.reset_file, self.token_replica.dump())
 
     def load(self, values: tuple) -> None:
         (policies, roles, self.policy_table, self.role_table, self.token_table, one_time, self.bootstrap_index,
-         self.reset_file) = values
+         self.reset_file, replica) = values
+        self.token_replica.load(replica)
         self.policies, self.roles, self.one_time = dict(policies), dict(roles), dict(one_time)
 
     # -- token helpers --------------------------------------------------------------------------------
@@ -236,8 +244,7 @@ class ACLObjectStore:
             token = replace(token, Policies=None if management else tuple(policies),
                             Roles=None if management else tuple(dict.fromkeys(role_ids)), ExpirationTTL=ttl_ns)
             token = replace(token, Hash=token_hash(token))
-            s._tokens[token.SecretID] = token
-            self.token_table = s._raft
+            put_token(s, token)
             s._cond.notify_all()
             return s._raft, token
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..model import SchedulerError
 from ..sso.bexpr import BexprError, Match, _compiled, evaluate, parse
 from ..views import QueryResult
+from .token_table import token_view
 from .tokens import require_management
 
 _MISSING = object()
@@ -137,7 +138,8 @@ def query_tokens(state, secret: str | None, prefix: str = "", filter_text: str =
                 400, f"failed to create result paginator: failed to read filter expression: {exc}") from None
 
     def run() -> QueryResult:
-        tokens = list(state._tokens.values())
+        view, table = token_view(state)  # the local region's view (replication knobs)
+        tokens = list(view.values())
         if prefix:
             tokens = sorted((t for t in tokens if t.AccessorID.startswith(prefix)), key=lambda t: t.AccessorID)
         else:
@@ -145,5 +147,5 @@ def query_tokens(state, secret: str | None, prefix: str = "", filter_text: str =
         if reverse:
             tokens.reverse()
         page = _page(tokens, tree, per_page, next_token, reverse, bool(prefix))
-        return QueryResult(max(1, state.acl.token_table), page)
+        return QueryResult(max(1, table), page)
     return state._blocking(run, None, min_index, wait_ns)

@@ -31,6 +31,7 @@ from ..model import SchedulerError, multierror_text
 from ..tokens import ACLToken
 from ..views import QueryResult
 from .objects import token_hash
+from .token_table import drop_token, put_token, token_view
 
 PERMISSION_DENIED = "Permission denied"
 TOKEN_EXPIRED = "ACL token expired"
@@ -215,9 +216,7 @@ def store_token(state, token: ACLToken, local: bool) -> ACLToken:
         state._replica.raft_index = token.ModifyIndex
     else:
         state._raft = token.ModifyIndex
-    state._tokens[token.SecretID] = token
-    state.acl.token_table = max(state.acl.token_table, token.ModifyIndex)
-    return token
+    return put_token(state, token)
 
 
 def delete_token(state, accessor: str, secret: str | None) -> int:
@@ -231,8 +230,7 @@ def delete_token(state, accessor: str, secret: str | None) -> int:
         if token is None:
             raise SchedulerError(400, f"Cannot delete nonexistent tokens: {accessor}")
         state._raft += 1
-        del state._tokens[token.SecretID]
-        state.acl.token_table = state._raft
+        drop_token(state, token, state._raft)
         state._cond.notify_all()
         return state._raft
 
@@ -241,18 +239,20 @@ def delete_token(state, accessor: str, secret: str | None) -> int:
 def query_token(state, accessor: str, secret: str | None, min_index: int = 0, wait_ns: int = 0) -> QueryResult:
     """``ACL.GetToken``: management reads any token, another token only itself (403 otherwise, and
     403 for a missing token unless management). Value None when missing (404 ``ACL token not found``);
-    index the token's ModifyIndex, else the token table's."""
+    index the token's ModifyIndex, else the token table's. Answered from the local region's view
+    (:func:`.token_table.token_view`: a replication lag delays a new token here, not its use)."""
     with state._lock:
         state._check_acl()
         caller = authenticate(state, secret, expired_error=True)
         management = caller is not None and caller.Type == "management"
 
     def run() -> QueryResult:
-        found = by_accessor(state, accessor)
+        tokens, table = token_view(state)  # the local region's view (replication knobs)
+        found = tokens.get(accessor)
         if found is None:
             if not management:
                 raise SchedulerError(403, PERMISSION_DENIED)
-            return QueryResult(state.acl.token_table, None)
+            return QueryResult(table, None)
         if not management and found.SecretID != (secret or ""):
             raise SchedulerError(403, PERMISSION_DENIED)
         return QueryResult(found.ModifyIndex, live_roles(state, found))
