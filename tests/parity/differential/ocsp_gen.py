@@ -84,8 +84,9 @@ class OcspQuery:
         if self.nonce:
             builder = builder.add_extension(x509.OCSPNonce(b"nonce-%d" % self.value), critical=False)
         der = bytearray(builder.build().public_bytes(serialization.Encoding.DER))
-        if self.damage == "flip":
-            der[self.position % len(der)] = self.value
+        if self.damage == "flip":  # always a change: a byte that already held the value would make the
+            at = self.position % len(der)  # damage a no-op on one side only (keys differ: 1 in 256)
+            der[at] = self.value if der[at] != self.value else (self.value + 1) % 256
         elif self.damage == "cut":
             der = der[:self.position % len(der)]
         elif self.damage == "trailing":
