@@ -80,6 +80,8 @@ class AcmeAnswer:
     body: bytes
 
     def json(self) -> Any:
+        """The body parsed as JSON (a resource, or an RFC 7807 problem document on a refusal);
+        ``json.JSONDecodeError`` for a body that is not JSON (a certificate chain, a HEAD answer)."""
         return json.loads(self.body)
 
 
@@ -182,6 +184,8 @@ class AcmeClient:
         return {"protected": protected, "payload": payload, "signature": b64url(signature)}
 
     def new_order(self, names: list[str], ips: list[str] = ()) -> AcmeAnswer:
+        """``newOrder`` for DNS ``names`` and ``ips`` (signed with the account's ``kid``): 201 with the
+        order and its ``Location``, or the server's problem (e.g. 400 ``rejectedIdentifier``)."""
         identifiers = [{"type": "dns", "value": n} for n in names] + [{"type": "ip", "value": i} for i in ips]
         return self.post(self.directory()["newOrder"], {"identifiers": identifiers})
 
@@ -194,6 +198,8 @@ class AcmeClient:
         return b64url(hashlib.sha256(self.key_authorization(token).encode()).digest())
 
     def finalize(self, url: str, csr_der: bytes) -> AcmeAnswer:
+        """POST the DER ``csr_der`` to an order's ``finalize`` ``url``: 200 with the order (``processing``
+        or ``valid``), or the problem (``orderNotReady`` before the authorizations are valid, ``badCSR``)."""
         return self.post(url, {"csr": b64url(csr_der)})
 
     def revoke(self, cert_der: bytes, reason: int | None = None, key: Any = None) -> AcmeAnswer:

@@ -77,6 +77,7 @@ class Http01Responder:
         self.answers[token] = key_authorization
 
     def stop(self) -> None:
+        """Stop answering and close the listening socket (also on leaving the ``with`` block)."""
         self.server.shutdown()
         self.server.server_close()
 

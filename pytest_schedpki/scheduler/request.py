@@ -37,6 +37,7 @@ def error_response(exc: BaseException) -> Response:
 
 
 def error(status: int, text: str, headers: dict | None = None) -> Response:
+    """Nomad's plain-text error answer: ``status``, ``text`` as the body (``text/plain; charset=utf-8``)."""
     return Response(text, status=status, content_type=PLAIN, headers=headers)
 
 
@@ -67,6 +68,7 @@ def request_token(request: Request) -> str:
 
 
 def pretty(request: Request) -> bool:
+    """Whether ``?pretty`` asks for indented JSON (present, and not ``pretty=0``), as Nomad's ``wrap``."""
     values = request.args.getlist("pretty")
     return "pretty" in request.args and bool(values) and (values[0] == "" or values[0] != "0")
 
@@ -128,6 +130,8 @@ def decode_with(request: Request, decoder, errors: type[Exception] | tuple = Val
 
 
 def meta(result: QueryResult) -> dict:
+    """The blocking-query headers of a read: ``X-Nomad-Index``, ``X-Nomad-LastContact`` (ms),
+    ``X-Nomad-KnownLeader`` (``setMeta``)."""
     return {"X-Nomad-Index": str(result.index), "X-Nomad-LastContact": str(result.last_contact_ms),
             "X-Nomad-KnownLeader": "true" if result.known_leader else "false"}
 

@@ -18,6 +18,7 @@ Compiled ACLs are cached by the (name, ModifyIndex) of the policies they come fr
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from ..acl.evaluate import ACL, new_acl
@@ -31,14 +32,16 @@ CACHE_SIZE = 512
 
 MANAGEMENT = new_acl(True, [])
 _cache: OrderedDict[tuple, ACL] = OrderedDict()
+_cache_lock = threading.Lock()  # the cache is shared by every double of the process, each with its own lock
 
 
 def _compile(policies: list) -> ACL:
     key = tuple((p.Name, p.ModifyIndex, p.Rules) for p in policies)
-    found = _cache.get(key)
-    if found is not None:
-        _cache.move_to_end(key)
-        return found
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
     parsed = []
     for policy in policies:
         try:
@@ -46,9 +49,10 @@ def _compile(policies: list) -> ACL:
         except PolicyError:  # stored rules were valid when written; a seed may bypass that
             continue
     acl = new_acl(False, parsed)
-    _cache[key] = acl
-    while len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _cache_lock:
+        _cache[key] = acl
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
     return acl
 
 

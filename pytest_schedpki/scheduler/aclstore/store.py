@@ -19,6 +19,7 @@ from ..tokens import ACLToken, new_token
 from ..views import QueryResult
 from .objects import Policy, Role, policy_hash, role_hash, token_hash, validate_policy, validate_role
 from .token_table import put_token
+from .tokens import authenticate
 
 PERMISSION_DENIED = "Permission denied"
 
@@ -54,16 +55,6 @@ class ACLObjectStore:
         self.policies, self.roles, self.one_time = dict(policies), dict(roles), dict(one_time)
 
     # -- token helpers --------------------------------------------------------------------------------
-    def live_token(self, secret: str | None) -> ACLToken | None:
-        """The live token for ``secret`` (None for anonymous); unknown or expired -> 403."""
-        s = self.state
-        if not secret:
-            return None
-        token = s._tokens.get(secret)
-        if token is None or token.expired(s.clock.now()):
-            raise SchedulerError(403, PERMISSION_DENIED)
-        return token
-
     def token_policies(self, token: ACLToken | None) -> set[str]:
         """Policy names a client token holds, directly or through its roles."""
         if token is None:
@@ -116,7 +107,7 @@ class ACLObjectStore:
         s = self.state
         with s._lock:
             s._check_acl()
-            token = self.live_token(secret)
+            token = authenticate(s, secret)
             if name != "anonymous" and (token is None or token.Type != "management") and \
                     name not in self.token_policies(token):
                 raise SchedulerError(403, PERMISSION_DENIED)
@@ -131,7 +122,7 @@ class ACLObjectStore:
         s = self.state
         with s._lock:
             s._check_acl()
-            token = self.live_token(secret)
+            token = authenticate(s, secret)
 
         def run() -> QueryResult:
             mine = None if token is not None and token.Type == "management" else self.token_policies(token)
@@ -198,7 +189,7 @@ class ACLObjectStore:
         s = self.state
         with s._lock:
             s._check_acl()
-            token = self.live_token(secret)
+            token = authenticate(s, secret)
             if token is None:  # anonymous: requestACLToken finds no token (ErrTokenNotFound)
                 raise SchedulerError(403, "ACL token not found")
 
@@ -217,7 +208,7 @@ class ACLObjectStore:
         s = self.state
         with s._lock:
             s._check_acl()
-            token = self.live_token(secret)
+            token = authenticate(s, secret)
 
         def run() -> QueryResult:
             mine = None if token is not None and token.Type == "management" else set(token.Roles or ()) if token else set()
@@ -247,6 +238,3 @@ class ACLObjectStore:
             put_token(s, token)
             s._cond.notify_all()
             return s._raft, token
-
-    def by_accessor(self, accessor: str) -> ACLToken | None:
-        return next((t for t in self.state._tokens.values() if t.AccessorID == accessor), None)
