@@ -227,6 +227,7 @@ class UpstreamHandle(SchedpkiHandle):
                                          _Guarded(session, "secrets.state"), "X-Vault-Token")
             self.certs = UpstreamCertificateInspector(session.secrets, session.proxy)
             self.kv = _Guarded(session, "kv (the double's record of KV reads and writes)")
+            self.acme = _Guarded(session, "acme (the double's ACME accounts, orders and knobs)")
         if session.scheduler is not None:
             self.scheduler = UpstreamSchedulerHandle(session)
         self.factories = Factories(session.double.scheduler, session.double.secrets, session.double.scheduler_url)
@@ -257,6 +258,13 @@ class UpstreamHandle(SchedpkiHandle):
         if self.upstream.secrets is not None:
             skip_double_only(self.upstream, "unseal()")
         super().unseal()
+
+    def acme_knobs(self, **knobs: Any) -> dict[str, Any]:
+        """Skips the test when the secrets side is a real server (the knobs exist only in the double's
+        ACME server); sets the double's knobs otherwise."""
+        if self.upstream.secrets is not None:
+            skip_double_only(self.upstream, "acme_knobs()")
+        return super().acme_knobs(**knobs)
 
     def _scheduler_knob(self, name: str) -> None:
         if self.upstream.scheduler is not None:
@@ -314,6 +322,10 @@ def apply_marker_upstream(session: UpstreamSession, kwargs: dict, test_path: str
         session.double.scheduler.set_lag_reads(kwargs["lag_reads"])
     if kwargs.get("paused"):
         session.double.scheduler.pause_replication()
+    if kwargs.get("bootstrap") is False:
+        if session.scheduler is not None:
+            skip_double_only(session, "a fresh, unbootstrapped cluster (marker bootstrap=False)")
+        session.double.scheduler.unbootstrap()
     clock = kwargs.get("clock")
     if clock:
         session.double.clock.use("manual", clock) if isinstance(clock, datetime.datetime) else session.double.clock.use(clock)

@@ -92,6 +92,21 @@ def test_e_manual_clock_skips(schedpki):
 
 def test_f_state_skips(schedpki):
     schedpki.secrets.state.mounts
+
+
+def test_g_acme_knobs_skip(schedpki):
+    schedpki.acme_knobs(always_valid=True)
+    raise AssertionError("not reached")
+
+
+def test_h_acme_records_skip(schedpki):
+    schedpki.acme.assert_order(identifier="x.example.com")
+    raise AssertionError("not reached")
+
+
+@pytest.mark.schedpki(bootstrap=False)
+def test_i_a_fresh_scheduler_on_the_double(schedpki):  # the scheduler side stays the double's
+    assert requests.put(f"{schedpki.scheduler.url}/v1/acl/bootstrap").status_code == 200
 '''
 
 
@@ -114,16 +129,19 @@ def test_a_running_server_by_url_and_token_reset_between_tests(pytester):
         (pytester.path / "seed.yaml").write_text(SEED_YAML)
         result = pytester.runpytest_subprocess(f"--schedpki-upstream={server.url}", "--schedpki-upstream-token=up-root",
                                                "-p", "no:randomly", "-p", "no:cacheprovider", "-rs")
-        result.assert_outcomes(passed=4, skipped=2)
+        result.assert_outcomes(passed=5, skipped=4)
         result.stdout.fnmatch_lines([
             f"*schedpki upstream mode (secrets: {server.url}): the marker's clock= exists only in the double*",
             f"*schedpki upstream mode (secrets: {server.url}): secrets.state.mounts exists only in the double*",
+            f"*schedpki upstream mode (secrets: {server.url}): acme_knobs() exists only in the double*",
+            f"*schedpki upstream mode (secrets: {server.url}): acme (the double's ACME accounts, orders and knobs)*",
         ])
     finally:
         server.stop()
 
 
 SCHEDULER_DOWNSTREAM = '''
+import pytest
 import requests
 
 
@@ -148,6 +166,11 @@ def test_c_lag_skips(schedpki):
 
 def test_d_jwt_skips(schedpki):
     schedpki.scheduler.jwt("seeded", {"sub": "x"})
+
+
+@pytest.mark.schedpki(bootstrap=False)
+def test_g_a_fresh_cluster_skips(schedpki):
+    raise AssertionError("not reached")
 
 
 def test_e_assert_token_reads_the_agent(schedpki):
@@ -206,7 +229,8 @@ def test_the_scheduler_side_against_a_running_agent(pytester):
         result = pytester.runpytest_subprocess(f"--schedpki-upstream-scheduler={env['NOMAD_ADDR']}",
                                                "--schedpki-upstream-scheduler-token=mgmt", "-p", "no:randomly",
                                                "-p", "no:cacheprovider", "-rs")
-        result.assert_outcomes(passed=4, skipped=2)
+        result.assert_outcomes(passed=4, skipped=3)
+        result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): a fresh, unbootstrapped cluster (marker bootstrap=False) exists only in the double*"])
         result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): set_lag() exists only in the double*"])
         result.stdout.fnmatch_lines([f"*schedpki upstream mode (scheduler: {env['NOMAD_ADDR']}): scheduler.jwt() (the built-in identity provider's key) exists only in the double*"])
     finally:
