@@ -13,11 +13,14 @@ side upstream these skip:
   a path outside Nomad's ``/v1/acl/``): its requests went to the real server, so the double's
   journal cannot say whether they were made (:class:`UpstreamJournal`);
 * the marker's ``enterprise=True``; the control endpoints ``/_schedpki/`` on the upstream secrets
-  URL (refused by the proxy, see :mod:`.proxy`).
+  URL (refused by the proxy, see :mod:`.proxy`);
+* ``acme_knobs()`` and ``acme`` (the double's ACME knobs and records).
 
 With the scheduler side upstream: replication lag and leadership (``set_lag()``, the marker's
 ``lag``/``lag_reads``/``paused``, ``sync()``, ...), ``factories.scheduler``, ``scheduler.state``,
-the built-in identity provider's helpers and ``journal`` queries of the scheduler side.
+the built-in identity provider's helpers, the marker's ``bootstrap=False`` (a fresh cluster) and
+``journal`` queries of the scheduler side. ``scheduler.allows``/``assert_allowed``/``assert_denied``
+work: they read the agent's token, roles and policies over HTTP.
 
 A test that fails after the proxy refused one of its own requests is reported skipped with the
 refused knob (:mod:`.run_report`); a failure in any other test stays a failure.
