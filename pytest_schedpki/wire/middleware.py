@@ -14,6 +14,7 @@ import io
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from urllib.parse import parse_qs
 
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Response
@@ -106,6 +107,15 @@ class _EnvironHeaders(Mapping):
             raise KeyError(name)
         return self._environ[key]
 
+    def get(self, name: str, default=None):
+        """``self[name]`` or ``default``, without raising on the way (a classifier asks for headers
+        most requests lack)."""
+        key = "HTTP_" + name.upper().replace("-", "_")
+        value = self._environ.get(key)
+        if value is None or key[5:].replace("_", "-").title() != name:
+            return default
+        return value
+
     def __iter__(self) -> Iterator[str]:
         return (k[5:].replace("_", "-").title() for k in self._environ if k.startswith("HTTP_"))
 
@@ -144,7 +154,9 @@ class Instrumented:
             except Exception:  # noqa: BLE001 - classification must never break a request
                 environ[LOG_KIND] = "unknown"
         started = time.perf_counter()
-        body = _Captured(get_input_stream(environ, max_content_length=None))
+        # werkzeug's get_input_stream returns a terminated stream as is (no limit given here)
+        stream = environ["wsgi.input"] if "wsgi.input_terminated" in environ else get_input_stream(environ)
+        body = _Captured(stream)
         environ["wsgi.input"] = body
         environ["wsgi.input_terminated"] = True
         method = environ.get("REQUEST_METHOD", "GET")
@@ -174,8 +186,6 @@ class Instrumented:
 
     def _record(self, environ: dict, method: str, path: str, body: bytes, status: int, response: bytes,
                 started: float) -> None:
-        from urllib.parse import parse_qs
-
         raw_query = environ.get("QUERY_STRING", "")
         query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()} if raw_query else {}
         headers = _EnvironHeaders(environ)
