@@ -45,6 +45,9 @@ def go_reason(code: int) -> str:
     ``status code <code>`` for a code it does not know (e.g. ``sys/health?activecode=299``)."""
     return GO_STATUS_TEXT.get(code) or f"status code {code}"
 
+_STATUS_LINES: dict[int, str] = {}  # code -> werkzeug's WSGI status line
+
+
 class BytesResponse:
     """``body`` (bytes) with ``status`` (int) and ``headers`` (name, value pairs, in order); call it
     as a WSGI app. ``status_code``, ``headers``, ``get_data()`` and ``get_json()`` mirror werkzeug's
@@ -59,7 +62,12 @@ class BytesResponse:
 
     @property
     def status(self) -> str:
-        return f"{self.status_code} {HTTP_STATUS_CODES.get(self.status_code, 'unknown').upper()}"
+        line = _STATUS_LINES.get(self.status_code)
+        if line is None:
+            line = f"{self.status_code} {HTTP_STATUS_CODES.get(self.status_code, 'unknown').upper()}"
+            if len(_STATUS_LINES) < 1000:  # codes are 100-999: bounded
+                _STATUS_LINES[self.status_code] = line
+        return line
 
     @property
     def headers(self):
