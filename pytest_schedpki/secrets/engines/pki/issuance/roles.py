@@ -138,6 +138,16 @@ class Role:
             del data["no_store_metadata"]
         return data
 
+    def response_text(self, enterprise: bool = False) -> tuple[dict[str, Any], str]:
+        """``(to_response(enterprise), its JSON text with sorted keys)``, the text kept on the role for
+        the next read: a role is never changed in place (a write or patch stores a new ``Role``), so the
+        text stays true for as long as this object is the stored role."""
+        kept = self.__dict__.get("_response_text")
+        if kept is None or kept[0] != enterprise:
+            data = self.to_response(enterprise)
+            kept = self.__dict__["_response_text"] = (enterprise, data, dumps({k: data[k] for k in sorted(data)}))
+        return dict(kept[1]), kept[2]
+
 
 _NAMES: tuple[str, ...] = ()
 _LIST_FIELDS: frozenset[str] = frozenset()
@@ -398,7 +408,8 @@ def paths(backend: PkiBackend) -> list[Path]:
         role = backend.state.roles.get(req.data.get("name"))
         if role is None:
             raise not_found()
-        return LogicalResponse(data=role.to_response(is_enterprise(backend)))
+        data, text = role.response_text(is_enterprise(backend))
+        return LogicalResponse(data=data, data_json=text)
 
     def delete(req: LogicalRequest) -> LogicalResponse:
         backend.state.roles.pop(req.data.get("name"), None)
