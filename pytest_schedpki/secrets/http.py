@@ -25,6 +25,7 @@ from typing import Any
 
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
+from werkzeug.wsgi import get_content_length
 
 from ..golang.mime import MediaTypeError, parse_media_type
 from .acl import check_capability
@@ -41,7 +42,7 @@ from .framework.logical import (
     user_error,
 )
 from .framework.router import LogicalRequest, Router
-from .http_headers import allowed_headers, request_headers
+from .http_headers import RequestHeaders, allowed_headers
 from .jsonbody import parse_json_body
 from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
@@ -111,6 +112,8 @@ def _operation(request: Request, path: str, query: dict[str, Any]) -> tuple[str,
 
 def _query(request: Request) -> dict[str, Any]:
     data: dict[str, Any] = {}
+    if not request.query_string:
+        return data
     for key, values in urllib.parse.parse_qs(request.query_string.decode("latin-1"), keep_blank_values=True).items():
         if key == "help":
             continue
@@ -152,7 +155,7 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
         body = _request_data(request)
     except ClientDisconnected:  # shorter than its Content-Length: Go's body read fails first
         raise user_error("failed to decode JSON input: unexpected EOF") from None
-    if operation == "update" and _is_form(body[:512], request.headers.get("Content-Type", "")):
+    if operation == "update" and _is_form(body[:512], request.environ.get("CONTENT_TYPE", "")):
         data: dict[str, Any] = {}
         for key, values in urllib.parse.parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items():
             data[key] = values[0] if len(values) == 1 else values
@@ -163,7 +166,7 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
 def _is_ocsp_request(request: Request) -> bool:
     """``isOcspRequest``: the Content-Type parses and its media type is ``application/ocsp-request``."""
     try:
-        return parse_media_type(request.headers.get("Content-Type", ""))[0] == OCSP_REQUEST
+        return parse_media_type(request.environ.get("CONTENT_TYPE", ""))[0] == OCSP_REQUEST
     except MediaTypeError:
         return False
 
@@ -172,7 +175,7 @@ def _wrap_ttl(request: Request) -> int:
     """``X-Vault-Wrap-TTL`` in seconds (0: no wrapping), read as OpenBao's ``requestWrapInfo`` does:
     after the body and before the token check or any handler, so a bad value refuses the request
     (400 ``error parsing X-Vault-Wrap-TTL header: <why>``) without side effects."""
-    header = request.headers.get("X-Vault-Wrap-TTL", "")
+    header = request.environ.get("HTTP_X_VAULT_WRAP_TTL", "")
     if not header:
         return 0
     try:
@@ -186,11 +189,12 @@ def _wrap_ttl(request: Request) -> int:
 
 def request_token(request: Request) -> str | None:
     """The token a request carries: X-Vault-Token, else X-Secrets-Token, else ``Bearer`` auth."""
-    for header in ("X-Vault-Token", "X-Secrets-Token"):
-        value = request.headers.get(header, "")
+    environ = request.environ  # read as werkzeug's EnvironHeaders.get does, without building it
+    for key in ("HTTP_X_VAULT_TOKEN", "HTTP_X_SECRETS_TOKEN"):
+        value = environ.get(key, "")
         if value:
             return value
-    auth = request.headers.get("Authorization", "")
+    auth = environ.get("HTTP_AUTHORIZATION", "")
     if auth.startswith("Bearer "):
         return auth[len("Bearer "):].strip()
     return None
@@ -228,6 +232,8 @@ def _clean_path(request: Request) -> str:
     percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
     supported``."""
     path = request.path
+    if "//" not in path and "." not in path:  # nothing to collapse or resolve
+        return path
     raw = (request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or "").split("?", 1)[0]
     if "//" in path and (not raw or "//" in raw):  # %2F%2F is no empty segment to Go's mux: kept
         path = re.sub("/{2,}", "/", path)
@@ -252,24 +258,26 @@ def handle(service: SecretsService, request: Request) -> Response:
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)
     rel = path[len("/v1/"):]
+    environ = request.environ  # headers read as werkzeug's EnvironHeaders.get does, without building it
     if rel == "sys/health":  # answered by OpenBao's HTTP layer itself, after the namespace header only
-        check_namespace(request.headers.get("X-Vault-Namespace"), rel)
-        return health_response(service, request.environ)
+        check_namespace(environ.get("HTTP_X_VAULT_NAMESPACE"), rel)
+        return health_response(service, environ)
     query = _query(request)
     operation, rel = _operation(request, rel, query)
-    check_namespace(request.headers.get("X-Vault-Namespace"), rel)
+    check_namespace(environ.get("HTTP_X_VAULT_NAMESPACE"), rel)
     if operation == "head" and not _serves_head(service, rel):
         raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})
     if operation == "patch":
         try:  # OpenBao: mime.ParseMediaType first (400 with Go's text), then the comparison (415)
-            content_type = parse_media_type(request.headers.get("Content-Type", ""))[0]
+            content_type = parse_media_type(environ.get("CONTENT_TYPE", ""))[0]
         except MediaTypeError as exc:
             raise LogicalError(400, [str(exc)]) from None
         if content_type != MERGE_PATCH:
             raise LogicalError(415, [f"PATCH requires Content-Type of {MERGE_PATCH}, provided {content_type}"])
-    if request.content_length is not None and request.content_length > MAX_REQUEST_SIZE:
+    content_length = get_content_length(environ)  # werkzeug's Request.content_length, computed once
+    if content_length is not None and content_length > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])
-    if request.content_length is None and len(_data_or_empty(request)) > MAX_REQUEST_SIZE:
+    if content_length is None and len(_data_or_empty(request)) > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])  # chunked: Go's MaxBytesReader
     http_body = None
     if operation == "update" and _is_ocsp_request(request):
@@ -283,7 +291,7 @@ def handle(service: SecretsService, request: Request) -> Response:
     wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
-                      request_headers(request.environ), remote_addr=request.remote_addr or "",
+                      RequestHeaders(environ), remote_addr=request.remote_addr or "",
                       help=help_requested(request.query_string), http_body=http_body)
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
@@ -396,7 +404,8 @@ def _checked(service: SecretsService, operation: str, rel: str, raw: dict[str, A
         return help_response(router, inner)
 
     def make_request(**kwargs) -> LogicalRequest:
-        return LogicalRequest(mount=mount, service=service, token=token, headers=dict(headers or {}),
+        return LogicalRequest(mount=mount, service=service, token=token,
+                              headers=headers if isinstance(headers, RequestHeaders) else dict(headers or {}),
                               remote_addr=remote_addr, http_body=http_body, **kwargs)
 
     with service.lock:

@@ -3,6 +3,8 @@ response headers a mount lets through (OpenBao ``routing/router.go`` ``filteredH
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 
 def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:
     """The response headers a handler set that the mount lets through: those named (any case) by its
@@ -24,3 +26,28 @@ def request_headers(environ: dict) -> dict[str, str]:
         elif (key == "CONTENT_TYPE" or key == "CONTENT_LENGTH") and value:
             out[key.replace("_", "-").title()] = value
     return out
+
+
+class RequestHeaders(Mapping):
+    """The request's headers as :func:`request_headers` gives them, built from the WSGI environ on
+    first use: most handlers never read them (``LogicalRequest.headers``)."""
+
+    __slots__ = ("_environ", "_headers")
+
+    def __init__(self, environ: dict) -> None:
+        self._environ = environ
+        self._headers: dict[str, str] | None = None
+
+    def _built(self) -> dict[str, str]:
+        if self._headers is None:
+            self._headers = request_headers(self._environ)
+        return self._headers
+
+    def __getitem__(self, name: str) -> str:
+        return self._built()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())

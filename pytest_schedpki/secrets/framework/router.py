@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,7 @@ class LogicalRequest:
     service: SecretsService
     token: Token | None = None
     raw: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # read-only: a dict, or the HTTP layer's lazy view
     remote_addr: str = ""
     http_body: bytes | None = None
 
@@ -218,8 +218,11 @@ class Router:
         handler = route.operations.get(operation)
         if handler is None:
             raise unsupported_operation()
-        ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
-        replaced = sorted(k for k in captures if raw.get(k) is not None)
+        if raw:
+            ignored = sorted(k for k in raw if k not in route.fields) if not route.takes_arbitrary_input else []
+            replaced = sorted(k for k in captures if raw.get(k) is not None)
+        else:  # nothing sent (most reads): nothing ignored or replaced
+            ignored = replaced = []
         merged = dict(raw)
         if operation == "patch":  # a merge-patch null removes the key: the stored value stays
             merged = {k: v for k, v in merged.items() if v is not None}

@@ -31,7 +31,7 @@ _METHODS = {"read": "get", "list": "get", "update": "post", "delete": "delete", 
 
 def help_requested(query_string: bytes) -> bool:
     """Whether the raw query string carries ``help`` with a non-empty value (``help=0`` included)."""
-    return bool(re.search(rb"(?:^|&)help=[^&]", query_string))
+    return b"help=" in query_string and bool(re.search(rb"(?:^|&)help=[^&]", query_string))
 
 
 def _purpose(route: Path) -> str:
