@@ -165,8 +165,11 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
 
 def _is_ocsp_request(request: Request) -> bool:
     """``isOcspRequest``: the Content-Type parses and its media type is ``application/ocsp-request``."""
+    content_type = request.environ.get("CONTENT_TYPE", "")
+    if "ocsp" not in content_type.lower():  # no parse can give that media type (most writes: JSON)
+        return False
     try:
-        return parse_media_type(request.environ.get("CONTENT_TYPE", ""))[0] == OCSP_REQUEST
+        return parse_media_type(content_type)[0] == OCSP_REQUEST
     except MediaTypeError:
         return False
 
@@ -277,7 +280,8 @@ def handle(service: SecretsService, request: Request) -> Response:
     content_length = get_content_length(environ)  # werkzeug's Request.content_length, computed once
     if content_length is not None and content_length > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])
-    if content_length is None and len(_data_or_empty(request)) > MAX_REQUEST_SIZE:
+    if (content_length is None and "HTTP_TRANSFER_ENCODING" in environ
+            and len(_data_or_empty(request)) > MAX_REQUEST_SIZE):  # without either header the body is empty
         raise LogicalError(413, ["http: request body too large"])  # chunked: Go's MaxBytesReader
     http_body = None
     if operation == "update" and _is_ocsp_request(request):
