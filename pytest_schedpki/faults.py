@@ -156,6 +156,11 @@ class FaultSet:
         with self._lock:
             return list(self._faults)
 
+    def __bool__(self) -> bool:
+        """Whether any fault is set (a read of the list without the lock: a request racing with an
+        add may miss that fault, as it would had it come a moment earlier)."""
+        return bool(self._faults)
+
     def unmatched(self) -> list[Fault]:
         """The faults no request has matched since they were added (whether or not they fired)."""
         with self._lock:

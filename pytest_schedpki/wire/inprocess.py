@@ -207,7 +207,7 @@ def exchange(server: ServiceServer, method: str, target: str, headers: list[tupl
     stream = environ["wsgi.input"]
     answer = Answer()
     faults = getattr(server.app, "faults", None)
-    may_wait = (faults is not None and faults.all()) or "index=" in environ["QUERY_STRING"]
+    may_wait = bool(faults) or "index=" in environ["QUERY_STRING"]
     if read_timeout is not None and may_wait:
         worker = threading.Thread(target=_run, args=(server, environ, answer), daemon=True,
                                   name=f"schedpki-{server.name}-inprocess")

@@ -160,7 +160,7 @@ class Instrumented:
         environ["wsgi.input"] = body
         environ["wsgi.input_terminated"] = True
         method = environ.get("REQUEST_METHOD", "GET")
-        fault = self.faults.take(self.service, method, path)
+        fault = self.faults.take(self.service, method, path) if self.faults else None
         if fault is not None:
             answered = self._apply_fault(fault, environ, start_response)
             if answered is not None:
