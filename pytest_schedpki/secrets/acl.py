@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import datetime
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -146,8 +147,30 @@ def _deciding_pattern(patterns: Iterable[str], path: str) -> str | None:
     return max(candidates, key=_priority) if candidates else None
 
 
+_DECIDED: dict[tuple, tuple[tuple[Policy, ...], frozenset[str]]] = {}  # see capabilities()
+_DECIDED_MAX = 4096
+_DECIDED_LOCK = threading.Lock()
+
+
 def capabilities(policies: list[Policy], path: str) -> set[str]:
-    """The capabilities the given policies grant on ``path`` (relative to ``/v1/``)."""
+    """The capabilities the given policies grant on ``path`` (relative to ``/v1/``).
+
+    Kept per (these policy objects, path), at most :data:`_DECIDED_MAX` answers: a stored policy is
+    never changed in place (a write stores a new ``Policy``), and an entry holds its policies, so the
+    ids in its key cannot be reused while it exists."""
+    key = (*map(id, policies), path)
+    kept = _DECIDED.get(key)
+    if kept is not None:
+        return set(kept[1])
+    caps = _capabilities(policies, path)
+    with _DECIDED_LOCK:
+        if len(_DECIDED) >= _DECIDED_MAX:
+            _DECIDED.clear()
+        _DECIDED[key] = (tuple(policies), frozenset(caps))
+    return caps
+
+
+def _capabilities(policies: list[Policy], path: str) -> set[str]:
     merged: dict[str, set[str]] = {}
     for policy in policies:
         for pattern, caps in policy.rules.items():

@@ -39,6 +39,20 @@ def test_same_pattern_in_two_policies_merges_and_deny_wins():
     assert capabilities([a, c], "pki/x") == {"deny"}
 
 
+def test_kept_decisions_follow_the_policy_objects_and_the_order_of_policies():
+    old = _policy('path "pki/*" { capabilities = ["read"] }')
+    assert capabilities([old], "pki/x") == {"read"}
+    got = capabilities([old], "pki/x")
+    got.add("sudo")  # the caller's copy: the kept answer stays
+    assert capabilities([old], "pki/x") == {"read"}
+    rewritten = _policy('path "pki/*" { capabilities = ["update"] }')  # a write stores a new Policy
+    assert capabilities([rewritten], "pki/x") == {"update"}
+    deny = _policy('path "pki/x" { capabilities = ["deny"] }')
+    assert capabilities([old, deny], "pki/x") == {"deny"}
+    assert capabilities([deny, old], "pki/x") == {"deny"}
+    assert capabilities([old], "pki/x") == {"read"}
+
+
 @pytest.mark.parametrize("text, message", [
     ('path "pki/*" { capabilities = ["read" }', "failed to parse policy: At 1:39: error parsing list, expected comma or list end, got: RBRACE"),
     ('path "pki/*" { capabilities = ["reed"] }', 'failed to parse policy: path "pki/*": path "pki/*": invalid capability "reed"'),
