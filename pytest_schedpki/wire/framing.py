@@ -133,6 +133,20 @@ def refusal(target: str, headers: Message, request_version: str, raw_lines: list
     return None
 
 
+_PLAIN_LENGTH = re.compile(r"[0-9]{1,18}")  # below 2^63 whatever the digits
+
+
+def plainly_framed(hosts: list[str], lengths: list[str], encodings: list[str]) -> bool:
+    """Whether a request is certainly one :func:`refusal` lets through, from the values of its
+    ``Host``, ``Content-Length`` and ``Transfer-Encoding`` headers, when its target and header block
+    are known to pass the other checks (:func:`.fastparse.parse_head`'s shape: printable target,
+    token names, no control character but tab in a value): one valid ``Host``, at most one plain
+    ``Content-Length``, no ``Transfer-Encoding``. False means "ask :func:`refusal`", not "refused"."""
+    if len(hosts) != 1 or encodings or len(lengths) > 1 or not _HOST.fullmatch(hosts[0].strip(_BLANKS)):
+        return False
+    return not lengths or _PLAIN_LENGTH.fullmatch(lengths[0].strip(_BLANKS)) is not None
+
+
 def chunked(headers: Message, request_version: str) -> bool:
     """Whether the body of a request :func:`refusal` let through is chunked (else it is
     ``Content-Length`` bytes long, none without the header). HTTP/1.0 has no chunked body."""
@@ -160,4 +174,4 @@ class FramingMixin:
 
 
 __all__ = ["BAD_REQUEST", "FramingMixin", "INVALID_HEADER_NAME", "MALFORMED_HOST", "MISSING_HOST",
-           "UNSUPPORTED_TRANSFER_ENCODING", "chunked", "refusal"]
+           "UNSUPPORTED_TRANSFER_ENCODING", "chunked", "plainly_framed", "refusal"]

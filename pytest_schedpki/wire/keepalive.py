@@ -14,12 +14,22 @@ refuses (two different ``Content-Length`` values, a ``Transfer-Encoding`` other 
 never reaches the application: :mod:`.framing` answers it as Go does and the connection closes.
 Chunked bodies are read by :class:`~.chunked.ChunkedBody`; each connection reports its phase to the
 listener's :class:`~.connections.ConnectionRegistry`, which applies the header, idle and read timeouts.
+
+System calls per request: every call releases and retakes the interpreter lock, a hand-over to
+another connection's thread when several are busy. On a plain TCP connection a request without a
+body costs two: the ``recv`` that brings it (its head then goes through
+:class:`~.fastrequest.FastRequestMixin` when it is whole in the buffer) and a non-blocking ``send`` of
+the answer. The read timeout is set on the socket only when it can matter - a request with a body,
+an answer the socket's buffer did not take at once - and taken off after the answer (setting it
+costs a system call, and a socket with a timeout polls before every read and write). TLS
+connections keep the timeout on for every request.
 """
 
 from __future__ import annotations
 
 import email.utils
 import socket
+import ssl
 import time
 from typing import Any
 
@@ -30,7 +40,8 @@ from werkzeug.wsgi import LimitedStream
 from .bytes_response import go_reason
 from .chunked import ChunkedBody
 from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
-from .fastparse import FastParseMixin
+from .fastparse import FastParseMixin, parse_head
+from .fastrequest import FastRequestMixin
 from .framing import FramingMixin, chunked
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
@@ -52,10 +63,11 @@ def _http_date() -> str:
     return cached[1]
 
 
-class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
+class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIRequestHandler):
     """werkzeug's WSGI request handler with keep-alive (see the module doc), the fast request
-    parser of :mod:`.fastparse` and Go's request framing of :mod:`.framing` (a request Go refuses
-    gets Go's answer and no application runs).
+    parser of :mod:`.fastparse`, the one-step path of :mod:`.fastrequest` for a whole head in the
+    buffer, and Go's request framing of :mod:`.framing` (a request Go refuses gets Go's answer and no
+    application runs).
 
     The server may carry a ``connections`` attribute (:class:`~.connections.ConnectionRegistry`);
     each handled connection registers itself there while it is open and reports its phase, so the
@@ -63,41 +75,56 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
     """
 
     _served = False  # a request was answered on this connection
+    _registry: ConnectionRegistry | None = None
+    _plain = False  # a plain TCP connection (not TLS): the fast paths below apply
+    _timed = False  # the socket carries the read timeout now (else it blocks: the registry times the waits)
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
     def setup(self) -> None:
         super().setup()
-        registry = getattr(self.server, "connections", None)
+        self._registry = registry = getattr(self.server, "connections", None)
+        self._plain = not isinstance(self.connection, ssl.SSLSocket)
+        self._timed = self.connection.gettimeout() is not None  # (a default timeout: cleared after a request)
         if registry is not None:
             registry.add(self.connection)
 
     def handle_one_request(self) -> None:
-        registry = getattr(self.server, "connections", None)
-        if registry is not None:
-            registry.mark(self.connection, IDLE if self._served else FRESH)
+        registry = self._registry
+        if registry is None:
             try:
-                if not self.rfile.peek(1):  # wait for a request's first byte (the registry times this)
-                    self.close_connection = True
-                    return
-            except (OSError, ValueError):
-                self.close_connection = True
-                return
-            registry.mark(self.connection, HEADER)
+                super().handle_one_request()
+            finally:
+                self._served = True
+            return
+        sock = self.connection
+        registry.mark(sock, IDLE if self._served else FRESH)
         try:
-            super().handle_one_request()
+            buffered = self.rfile.peek(1)  # wait for a request's first byte (the registry times this)
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        if not buffered:
+            self.close_connection = True
+            return
+        try:
+            head = parse_head(buffered) if self._plain else None
+            if head is None or not self._fast_request(head):
+                registry.mark(sock, HEADER)
+                super().handle_one_request()
         finally:
             self._served = True
-            if registry is not None:
-                registry.unpark(self.connection)  # a parked blocking query was answered: back to a slot
+            registry.unpark(sock)  # a parked blocking query was answered: back to a slot
+            if self._timed:
+                self._timed = False
                 try:
-                    self.connection.settimeout(None)  # the registry times the wait for the next request
+                    sock.settimeout(None)  # the registry times the wait for the next request
                 except OSError:
                     pass
 
     def finish(self) -> None:
-        registry = getattr(self.server, "connections", None)
+        registry = self._registry
         if registry is not None:
             registry.discard(self.connection)
         try:
@@ -111,22 +138,51 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
         request passed the framing checks (the standard handler sent it while parsing: twice in all)."""
         return True
 
-    def _bound_input(self, environ: dict[str, Any]) -> Any:
-        """Put a stream on ``wsgi.input`` that ends where this request's body ends (as
+    def _bound_input(self, environ: dict[str, Any], is_chunked: bool) -> Any:
+        """Put a stream on ``wsgi.input`` that ends where this request's body ends (``is_chunked``: as
         :func:`.framing.chunked` frames it; the framing checks let only valid lengths through) and
-        return it."""
-        if chunked(self.headers, self.request_version):  # ends at the last chunk, never reads past the data
+        return it. A request with a body gets the read timeout on its socket."""
+        if is_chunked:  # ends at the last chunk, never reads past the data
+            self._read_timeout()
             stream = environ["wsgi.input"] = ChunkedBody(self._body_source())  # not werkzeug's DechunkedInput: see .chunked
         else:
             environ.pop("HTTP_TRANSFER_ENCODING", None)  # HTTP/1.0: Go ignores (and drops) it
-            stream = LimitedStream(self._body_source(), int(environ.get("CONTENT_LENGTH") or 0))
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            if length:
+                self._read_timeout()
+                stream = LimitedStream(self._body_source(), length)
+            else:
+                stream = LimitedStream(self.rfile, 0)  # reads nothing from rfile
             environ["wsgi.input"] = stream
         environ["wsgi.input_terminated"] = True
         return stream
 
+    def _read_timeout(self) -> None:
+        """Give the socket the listener's read timeout, until the request is answered: a stalled read
+        or write fails. Without a body to read, only a write can stall: :meth:`_send` sets it then."""
+        registry = self._registry
+        if registry is not None and not self._timed:
+            self.connection.settimeout(registry.limits.read_timeout)
+            self._timed = True
+
+    def _send(self, data: bytes) -> None:
+        """Write ``data`` to the client. On a plain TCP socket a non-blocking ``send`` first (the whole
+        answer fits in the socket's buffer but for large bodies or a client that stopped reading):
+        one system call and no timeout to set; the rest, if any, with the read timeout."""
+        if self._plain:
+            try:
+                sent = self.connection.send(data, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                sent = 0
+            if sent == len(data):
+                return
+            data = memoryview(data)[sent:]
+            self._read_timeout()
+        self.wfile.write(data)
+
     def _body_source(self) -> Any:
         """``rfile`` for a body stream: reads report the ``BODY`` phase to the registry, if any."""
-        registry = getattr(self.server, "connections", None)
+        registry = self._registry
         return self.rfile if registry is None else BodyReader(self.rfile, registry, self.connection)
 
     def _drain(self, stream: Any) -> None:
@@ -135,6 +191,8 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
             return
         try:
             if isinstance(stream, LimitedStream):
+                if not stream.limit:
+                    return
                 if stream.limit - stream.tell() > MAX_DRAIN:
                     self.close_connection = True
                     return
@@ -165,6 +223,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
         elif not isinstance(stream, ChunkedBody) or stream.done:
             return
         sock = self.connection
+        self._timed = True  # the timeouts below
         try:
             self.wfile.flush()
             sock.shutdown(socket.SHUT_WR)
@@ -178,14 +237,21 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
 
     # -- one request ----------------------------------------------------------------------------
     def run_wsgi(self) -> None:
-        registry = getattr(self.server, "connections", None)
+        registry = self._registry
         if registry is not None:
             registry.mark(self.connection, BUSY)
-            self.connection.settimeout(registry.limits.read_timeout)  # a stalled read or write fails
-        if self.headers.get("Expect", "").lower().strip() == "100-continue":
-            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        self.environ = environ = self.make_environ()
-        stream = self._bound_input(environ)
+            if not self._plain:
+                self._read_timeout()  # a stalled read or write fails (plain TCP: see _bound_input, _send)
+        environ, self._prepared = self._prepared, None
+        if environ is None:
+            if self.headers.get("Expect", "").lower().strip() == "100-continue":
+                self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
+            environ = self.make_environ()
+            is_chunked = chunked(self.headers, self.request_version)
+        else:
+            is_chunked = False  # _fast_request takes no Transfer-Encoding
+        self.environ = environ
+        stream = self._bound_input(environ, is_chunked)
         state: dict[str, Any] = {"status": None, "headers": None, "sent": False, "chunked": False, "input": stream}
 
         def start_response(status: str, headers: list, exc_info: Any = None):
@@ -209,7 +275,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
             elif data:
                 out = self._frame(data, state)
             if out:
-                self.wfile.write(out)
+                self._send(out)
 
         def execute(app: Any) -> None:
             result = app(environ, start_response)
@@ -219,7 +285,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
                 if not state["sent"]:
                     write(_EMPTY)
                 if state["chunked"]:
-                    self.wfile.write(b"0\r\n\r\n")
+                    self._send(b"0\r\n\r\n")
             finally:
                 close = getattr(result, "close", None)
                 if close is not None:
@@ -267,7 +333,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, WSGIRequestHandler):
                 state["chunked"] = True
                 lines.append("Transfer-Encoding: chunked\r\n")
         stream = state["input"]
-        if isinstance(stream, LimitedStream) and stream.limit - stream.tell() > MAX_DRAIN:
+        if isinstance(stream, LimitedStream) and stream.limit > MAX_DRAIN and stream.limit - stream.tell() > MAX_DRAIN:
             self.close_connection = True  # too much unread body to drain: say so before closing
         if self.close_connection:
             if not http10:  # closing is HTTP/1.0's default: Go says nothing

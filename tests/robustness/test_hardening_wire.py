@@ -286,3 +286,28 @@ def test_serve_refuses_limits_that_are_not_positive():
     proc = subprocess.run([sys.executable, "-m", "pytest_schedpki.cli", "serve", "--no-seed", "--scheduler-port", "0",
                            "--secrets-port", "0", "--header-timeout", "0"], capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stderr.strip()) == (2, "schedpki: header_timeout must be positive, got 0.0")
+
+
+def test_an_answer_the_client_does_not_read_fails_after_the_read_timeout(limited):
+    # a stalled write holds its connection thread only for the read timeout (0.5 s): with all 4
+    # slots taken by clients that never read their (large) answer, a fifth client is still served
+    import requests
+
+    token = {"X-Vault-Token": "root"}
+    assert requests.post(f"{limited.secrets_url}/v1/sys/mounts/big", json={"type": "kv"}, headers=token).ok
+    assert requests.put(f"{limited.secrets_url}/v1/big/x", json={"v": "x" * (12 << 20)}, headers=token).ok
+    stalled = []
+    try:
+        for _ in range(4):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", int(limited.secrets_url.rsplit(":", 1)[1])))
+            sock.sendall(b"GET /v1/big/x HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n\r\n")
+            stalled.append(sock)
+        time.sleep(0.2)
+        with _raw(limited.secrets_url) as fifth:
+            fifth.sendall(HEALTH)
+            assert _status_and_body(_answer(fifth))[0] == 200
+    finally:
+        for sock in stalled:
+            sock.close()
