@@ -206,6 +206,9 @@ class ConnectionRegistry:
 
     def unpark(self, sock: socket.socket) -> None:
         """``sock``'s request was answered: back to a slot if one is free (else it keeps its place)."""
+        owner = self._owners.get(sock)
+        if owner is None or not owner[1]:  # not parked (only sock's own thread parks it): no lock needed
+            return
         with self._lock:
             owner = self._owners.get(sock)
             if owner is None or not owner[1] or not self.slots.acquire(blocking=False):
