@@ -58,7 +58,7 @@ class _Busy:
         global _running
         with _cond:
             _running -= 1
-            if _running == 0:
+            if _running == 0 and _settling:  # only settle() waits, and only once it set _settling
                 _cond.notify_all()
 
 
@@ -83,7 +83,7 @@ def waiting(park: bool = True) -> Iterator[None]:
     global _running
     with _cond:
         _running -= 1
-        if _running == 0:
+        if _running == 0 and _settling:  # only settle() waits, and only once it set _settling
             _cond.notify_all()
     try:
         yield
