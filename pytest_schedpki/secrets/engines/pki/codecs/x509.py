@@ -31,7 +31,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
 from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.golang.url import x509_uri_invalid
@@ -75,6 +75,8 @@ from .pem import (  # noqa: F401 - re-exported
     pem_sequence,
     serial_of,
 )
+
+_EXT = ExtensionOID
 
 
 def new_serial() -> int:
@@ -307,36 +309,36 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
         extensions.append(x509.Extension(oid, critical, value))
 
     ku = _key_usage_of(tuple(key_usage), is_ca)
-    if ku is not None and wanted(x509.oid.ExtensionOID.KEY_USAGE):
+    if ku is not None and wanted(_EXT.KEY_USAGE):
         _add(ku, True)
     eku = _ext_key_usage_of(tuple(ext_key_usage), tuple(ext_key_usage_oids))
-    if eku is not None and wanted(x509.oid.ExtensionOID.EXTENDED_KEY_USAGE):
+    if eku is not None and wanted(_EXT.EXTENDED_KEY_USAGE):
         _add(eku, False)
-    if is_ca and wanted(x509.oid.ExtensionOID.BASIC_CONSTRAINTS):
+    if is_ca and wanted(_EXT.BASIC_CONSTRAINTS):
         path_len = max_path_length if max_path_length is not None and max_path_length >= 0 else None
         _add(x509.BasicConstraints(ca=True, path_length=path_len), True)
-    if wanted(x509.oid.ExtensionOID.SUBJECT_KEY_IDENTIFIER):
+    if wanted(_EXT.SUBJECT_KEY_IDENTIFIER):
         _add(ski, False)
-    if aki_id and wanted(x509.oid.ExtensionOID.AUTHORITY_KEY_IDENTIFIER):
+    if aki_id and wanted(_EXT.AUTHORITY_KEY_IDENTIFIER):
         _add(x509.AuthorityKeyIdentifier(aki_id, None, None), False)
     access = aia_extension(aia)
-    if access is not None and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
+    if access is not None and wanted(_EXT.AUTHORITY_INFORMATION_ACCESS):
         _add(access, False)
     others = [s for s in sans if isinstance(s, x509.OtherName)]
     standard = go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
-    if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
+    if standard and not others and wanted(_EXT.SUBJECT_ALTERNATIVE_NAME):
         _add(x509.SubjectAlternativeName(standard), len(subject) == 0)
-    if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
+    if permitted_dns_domains and wanted(_EXT.NAME_CONSTRAINTS):
         _add(name_constraints_extension(permitted_dns_domains), True)
     crl_dps = crl_distribution_points(aia)
-    if crl_dps is not None and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
+    if crl_dps is not None and wanted(_EXT.CRL_DISTRIBUTION_POINTS):
         _add(crl_dps, False)
     for ext in csr_extensions:
         _add(ext.value, ext.critical)
-    if others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
+    if others and wanted(_EXT.SUBJECT_ALTERNATIVE_NAME):
         _add(x509.SubjectAlternativeName(others + standard), False)
     deltas = aia.get("delta_crl_distribution_points") or []
-    if deltas and wanted(x509.oid.ExtensionOID.FRESHEST_CRL):
+    if deltas and wanted(_EXT.FRESHEST_CRL):
         _add(x509.FreshestCRL([
             x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in deltas]), False)
     for ext in extra_extensions:
