@@ -52,14 +52,32 @@ def csr_pem(csr: x509.CertificateSigningRequest) -> str:
 
 # ------------------------------------------------------------------------------------------- input
 
+_PARSED: dict[str, x509.CertificateSigningRequest] = {}
+_PARSED_MAX = 64
+
+
 def parse_csr(pem: str) -> x509.CertificateSigningRequest:
     """Parse a PEM CSR the way OpenBao does (``pem.Decode`` + ``x509.ParseCertificateRequest``).
+    The last :data:`_PARSED_MAX` texts that parsed are remembered (a suite often signs one CSR many
+    times; the result is a function of the text and the parsed CSR is immutable; refusals are not
+    remembered and raise each time).
 
     The caller handles an empty value (``"csr" is empty``). Raises 400 ``csr contains no data`` when no
     PEM block decodes, and 400 ``certificate request could not be parsed: <Go asn1 error>`` when the
     DER is not a CSR (e.g. ``asn1: structure error: tags don't match (16 vs {class:0 tag:0 length:0
     isCompound:false}) {...} certificateRequest @2``).
     """
+    csr = _PARSED.get(pem)
+    if csr is not None:
+        return csr
+    csr = _parse_csr(pem)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)), None)
+    _PARSED[pem] = csr
+    return csr
+
+
+def _parse_csr(pem: str) -> x509.CertificateSigningRequest:
     blocks = pem_blocks(pem)
     if not blocks:
         raise user_error("csr contains no data")

@@ -6,6 +6,8 @@
   the bits asked for; cryptography's ``KeyUsage`` refuses them);
 * :func:`name_constraints_extension`: dNSName constraints such as ``*.x.test`` (cryptography refuses
   the ``*``), and Go's read-back check of each name;
+* :func:`name_attribute`: a subject string typed as Go's asn1 types it (PrintableString or UTF8String);
+* :func:`other_name`: the ``[0] EXPLICIT UTF8String`` otherName SAN OpenBao writes;
 * :func:`readable`: a copy of such a certificate cryptography can decode, for reading its other
   extensions.
 
@@ -22,6 +24,7 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.x509.name import _ASN1Type
 
 from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.secrets.framework.logical import internal_error
@@ -34,6 +37,33 @@ def der_tlv(tag: int, body: bytes) -> bytes:
         return bytes([tag, n]) + body
     size = n.to_bytes((n.bit_length() + 7) // 8, "big")
     return bytes([tag, 0x80 | len(size)]) + size + body
+
+
+_PRINTABLE = re.compile(r"^[A-Za-z0-9 '()+,\-./:=?]*$")
+
+
+def name_attribute(oid: x509.ObjectIdentifier, value: str) -> x509.NameAttribute:
+    """One subject attribute encoded as Go's asn1 would: PrintableString when every character is in
+    the printable set, else UTF8String."""
+    kind = _ASN1Type.PrintableString if _PRINTABLE.match(value) else _ASN1Type.UTF8String
+    # Go checks no lengths (a country of any length is accepted upstream); cryptography would refuse
+    return x509.NameAttribute(oid, value, _type=kind, _validate=False)
+
+
+def other_name(oid: str, value: str) -> x509.OtherName:
+    """An otherName SAN whose value is ``[0] EXPLICIT UTF8String`` (what OpenBao writes for
+    ``other_sans``); cryptography takes the inner value as DER, built here by hand.
+
+    An OID Go cannot marshal raises 500 ``error marshaling other SANs: strconv.Atoi: parsing "":
+    invalid syntax`` / ``... cryptobyte: invalid OID: 1`` (upstream fails there too, at signing)."""
+    try:
+        arcs = go_oid_arcs(oid)
+    except ValueError as exc:
+        raise internal_error(f"error marshaling other SANs: {exc}") from None
+    if not oid_encodable(arcs):
+        raise internal_error(f"error marshaling other SANs: cryptobyte: invalid OID: {'.'.join(map(str, arcs))}")
+    raw = value.encode()
+    return x509.OtherName(x509.ObjectIdentifier(".".join(map(str, arcs))), der_tlv(0x0C, raw))
 
 
 def go_oid_arcs(text: str) -> list[int]:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import ipaddress
-import re
 import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -31,8 +31,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.x509.name import _ASN1Type
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
 from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.golang.url import x509_uri_invalid
@@ -41,15 +40,16 @@ from pytest_schedpki.secrets.framework.logical import internal_error
 
 from .crl import build_crl, crl_der, crl_pem  # noqa: F401 - re-exported
 from .csr import build_csr, csr_pem, go_san_order, parse_csr  # noqa: F401 - re-exported
-from .goder import (
+from .goder import (  # noqa: F401 - name_attribute, other_name re-exported
     PLACEHOLDER_NOT_BEFORE,
     go_key_usage_der,
     go_oid_arcs,
+    name_attribute,
     name_constraints_extension,
     oid_encodable,
+    other_name,
     with_early_not_before,
 )
-from .goder import der_tlv as _der_tlv
 from .gokey import invalid_public_key  # noqa: F401 - re-exported
 from .keys import (  # noqa: F401 - re-exported
     EC_CURVES,
@@ -76,6 +76,8 @@ from .pem import (  # noqa: F401 - re-exported
     serial_of,
 )
 
+_EXT = ExtensionOID
+
 
 def new_serial() -> int:
     """A certificate serial as certutil draws it: uniform in ``[1, 2**159)`` (so 20 DER bytes and
@@ -88,15 +90,34 @@ def new_serial() -> int:
 
 # ------------------------------------------------------------------------------------------ naming
 
-_PRINTABLE = re.compile(r"^[A-Za-z0-9 '()+,\-./:=?]*$")
+def subject_prefix(*, ou: Sequence[str] = (), organization: Sequence[str] = (), country: Sequence[str] = (),
+                   locality: Sequence[str] = (), province: Sequence[str] = (), street_address: Sequence[str] = (),
+                   postal_code: Sequence[str] = ()) -> tuple[x509.RelativeDistinguishedName, ...]:
+    """The RDNs of a subject before its CN, in Go ``pkix.Name.ToRDNSequence`` order: C, ST, L, street,
+    postalCode, O, OU; several values of one field share one multi-valued RDN, as Go writes them;
+    empty values are left out. Immutable: a role's prefix is the same on every issue."""
+    rdns: list[x509.RelativeDistinguishedName] = []
+    for oid, values in ((NameOID.COUNTRY_NAME, country), (NameOID.STATE_OR_PROVINCE_NAME, province),
+                        (NameOID.LOCALITY_NAME, locality), (NameOID.STREET_ADDRESS, street_address),
+                        (NameOID.POSTAL_CODE, postal_code), (NameOID.ORGANIZATION_NAME, organization),
+                        (NameOID.ORGANIZATIONAL_UNIT_NAME, ou)):
+        values = [v for v in values if v != ""]
+        if values:
+            rdns.append(x509.RelativeDistinguishedName([name_attribute(oid, v) for v in values]))
+    return tuple(rdns)
 
 
-def name_attribute(oid: x509.ObjectIdentifier, value: str) -> x509.NameAttribute:
-    """One subject attribute encoded as Go's asn1 would: PrintableString when every character is in
-    the printable set, else UTF8String."""
-    kind = _ASN1Type.PrintableString if _PRINTABLE.match(value) else _ASN1Type.UTF8String
-    # Go checks no lengths (a country of any length is accepted upstream); cryptography would refuse
-    return x509.NameAttribute(oid, value, _type=kind, _validate=False)
+def subject_with(prefix: Sequence[x509.RelativeDistinguishedName], *, common_name: str = "",
+                 serial_number: str = "", extra: Sequence[x509.NameAttribute] = ()) -> x509.Name:
+    """``prefix`` (:func:`subject_prefix`) followed by CN, serialNumber, then ``extra`` (e.g. one ``UID``
+    per user id, each its own RDN), as Go orders them."""
+    rdns = list(prefix)
+    if common_name:
+        rdns.append(x509.RelativeDistinguishedName([name_attribute(NameOID.COMMON_NAME, common_name)]))
+    if serial_number:
+        rdns.append(x509.RelativeDistinguishedName([name_attribute(NameOID.SERIAL_NUMBER, serial_number)]))
+    rdns.extend(x509.RelativeDistinguishedName([attr]) for attr in extra)
+    return x509.Name(rdns)
 
 
 def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization: Sequence[str] = (),
@@ -106,36 +127,9 @@ def build_subject(*, common_name: str = "", ou: Sequence[str] = (), organization
     """A subject in Go ``pkix.Name.ToRDNSequence`` order: C, ST, L, street, postalCode, O, OU, CN,
     serialNumber, then ``extra`` (e.g. one ``UID`` per user id, each its own RDN). Several values of
     one field share one multi-valued RDN, as Go writes them. Empty inputs give an empty Name."""
-    rdns: list[x509.RelativeDistinguishedName] = []
-    for oid, values in ((NameOID.COUNTRY_NAME, country), (NameOID.STATE_OR_PROVINCE_NAME, province),
-                        (NameOID.LOCALITY_NAME, locality), (NameOID.STREET_ADDRESS, street_address),
-                        (NameOID.POSTAL_CODE, postal_code), (NameOID.ORGANIZATION_NAME, organization),
-                        (NameOID.ORGANIZATIONAL_UNIT_NAME, ou)):
-        values = [v for v in values if v != ""]
-        if values:
-            rdns.append(x509.RelativeDistinguishedName([name_attribute(oid, v) for v in values]))
-    if common_name:
-        rdns.append(x509.RelativeDistinguishedName([name_attribute(NameOID.COMMON_NAME, common_name)]))
-    if serial_number:
-        rdns.append(x509.RelativeDistinguishedName([name_attribute(NameOID.SERIAL_NUMBER, serial_number)]))
-    rdns.extend(x509.RelativeDistinguishedName([attr]) for attr in extra)
-    return x509.Name(rdns)
-
-
-def other_name(oid: str, value: str) -> x509.OtherName:
-    """An otherName SAN whose value is ``[0] EXPLICIT UTF8String`` (what OpenBao writes for
-    ``other_sans``); cryptography takes the inner value as DER, built here by hand.
-
-    An OID Go cannot marshal raises 500 ``error marshaling other SANs: strconv.Atoi: parsing "":
-    invalid syntax`` / ``... cryptobyte: invalid OID: 1`` (upstream fails there too, at signing)."""
-    try:
-        arcs = go_oid_arcs(oid)
-    except ValueError as exc:
-        raise internal_error(f"error marshaling other SANs: {exc}") from None
-    if not oid_encodable(arcs):
-        raise internal_error(f"error marshaling other SANs: cryptobyte: invalid OID: {'.'.join(map(str, arcs))}")
-    raw = value.encode()
-    return x509.OtherName(x509.ObjectIdentifier(".".join(map(str, arcs))), _der_tlv(0x0C, raw))
+    prefix = subject_prefix(ou=ou, organization=organization, country=country, locality=locality, province=province,
+                            street_address=street_address, postal_code=postal_code)
+    return subject_with(prefix, common_name=common_name, serial_number=serial_number, extra=extra)
 
 
 # --------------------------------------------------------------------------------------- profile
@@ -215,6 +209,33 @@ def certificate_builder(not_before: datetime.datetime, not_after: datetime.datet
     return x509.CertificateBuilder(not_valid_before=naive_utc(not_before), not_valid_after=naive_utc(not_after))
 
 
+
+def _naive_validity(not_before: datetime.datetime, not_after: datetime.datetime
+                    ) -> tuple[datetime.datetime, datetime.datetime]:
+    """The period as the builder's setters store it (naive UTC), for a ``not_before`` at or after 1950;
+    their ``ValueError`` for a ``not_after`` before 1950. A reversed period is kept (see above)."""
+    before, after = (w.astimezone(datetime.timezone.utc).replace(tzinfo=None) if w.tzinfo else w
+                     for w in (not_before, not_after))
+    if after < datetime.datetime(1950, 1, 1):
+        raise ValueError("The not valid after date must be on or after 1950 January 1.")
+    return before, after
+
+
+# a role's usages are the same on every issue: the (immutable) extension values are remembered per
+# (names, is_ca) / (names, OIDs); a refusal raises every time (exceptions are not remembered)
+_key_usage_of = functools.lru_cache(maxsize=256)(_key_usage)
+_ext_key_usage_of = functools.lru_cache(maxsize=256)(_ext_key_usage)
+
+
+@functools.lru_cache(maxsize=256)
+def _key_id_of(cert: x509.Certificate) -> bytes | None:
+    """An issuer's SubjectKeyIdentifier digest (``None`` without one), its leaves' AKI; remembered."""
+    try:
+        return cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
+    except x509.ExtensionNotFound:
+        return None
+
+
 def aia_extension(aia: dict) -> x509.AuthorityInformationAccess | None:
     """The AuthorityInformationAccess value for an issuer's URLs (``ocsp_servers`` first, then
     ``issuing_certificates``, as Go writes them), or ``None`` when both lists are empty."""
@@ -268,56 +289,65 @@ def sign_certificate(*, issuer_cert: x509.Certificate | None, issuer_key: Any, p
     def wanted(oid: x509.ObjectIdentifier) -> bool:
         return oid not in copied
 
+    # the validity first, as the builder's setters checked it before anything else
+    early = not_before < PLACEHOLDER_NOT_BEFORE  # before 1950: written by hand afterwards (goder)
+    valid_from, valid_to = _naive_validity(PLACEHOLDER_NOT_BEFORE if early else not_before, not_after)
     ski = x509.SubjectKeyIdentifier(skid) if skid else x509.SubjectKeyIdentifier.from_public_key(public_key)
     if issuer_cert is None:
         issuer_name, aki_id = subject, ski.digest
     else:
-        issuer_name = issuer_cert.subject
-        try:
-            aki_id = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
-        except x509.ExtensionNotFound:
-            aki_id = None
-    early = not_before < PLACEHOLDER_NOT_BEFORE  # before 1950: written by hand afterwards (goder)
-    builder = (certificate_builder(PLACEHOLDER_NOT_BEFORE if early else not_before, not_after)
-               .subject_name(subject).issuer_name(issuer_name)
-               .public_key(public_key).serial_number(serial))
-    ku = _key_usage(key_usage, is_ca)
-    if ku is not None and wanted(x509.oid.ExtensionOID.KEY_USAGE):
-        builder = builder.add_extension(ku, critical=True)
-    eku = _ext_key_usage(ext_key_usage, ext_key_usage_oids)
-    if eku is not None and wanted(x509.oid.ExtensionOID.EXTENDED_KEY_USAGE):
-        builder = builder.add_extension(eku, critical=False)
-    if is_ca and wanted(x509.oid.ExtensionOID.BASIC_CONSTRAINTS):
+        issuer_name, aki_id = issuer_cert.subject, _key_id_of(issuer_cert)
+    # the extensions are collected in a list handed to the builder once (each add_extension copies the
+    # builder and its list); _add refuses a duplicate OID with add_extension's own error
+    extensions: list[x509.Extension] = []
+
+    def _add(value: x509.ExtensionType, critical: bool) -> None:
+        oid = value.oid
+        for ext in extensions:
+            if ext.oid == oid:
+                raise ValueError("This extension has already been set.")
+        extensions.append(x509.Extension(oid, critical, value))
+
+    ku = _key_usage_of(tuple(key_usage), is_ca)
+    if ku is not None and wanted(_EXT.KEY_USAGE):
+        _add(ku, True)
+    eku = _ext_key_usage_of(tuple(ext_key_usage), tuple(ext_key_usage_oids))
+    if eku is not None and wanted(_EXT.EXTENDED_KEY_USAGE):
+        _add(eku, False)
+    if is_ca and wanted(_EXT.BASIC_CONSTRAINTS):
         path_len = max_path_length if max_path_length is not None and max_path_length >= 0 else None
-        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=path_len), critical=True)
-    if wanted(x509.oid.ExtensionOID.SUBJECT_KEY_IDENTIFIER):
-        builder = builder.add_extension(ski, critical=False)
-    if aki_id and wanted(x509.oid.ExtensionOID.AUTHORITY_KEY_IDENTIFIER):
-        builder = builder.add_extension(
-            x509.AuthorityKeyIdentifier(aki_id, None, None), critical=False)
+        _add(x509.BasicConstraints(ca=True, path_length=path_len), True)
+    if wanted(_EXT.SUBJECT_KEY_IDENTIFIER):
+        _add(ski, False)
+    if aki_id and wanted(_EXT.AUTHORITY_KEY_IDENTIFIER):
+        _add(x509.AuthorityKeyIdentifier(aki_id, None, None), False)
     access = aia_extension(aia)
-    if access is not None and wanted(x509.oid.ExtensionOID.AUTHORITY_INFORMATION_ACCESS):
-        builder = builder.add_extension(access, critical=False)
+    if access is not None and wanted(_EXT.AUTHORITY_INFORMATION_ACCESS):
+        _add(access, False)
     others = [s for s in sans if isinstance(s, x509.OtherName)]
     standard = go_san_order([s for s in sans if not isinstance(s, x509.OtherName)])
-    if standard and not others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
-        builder = builder.add_extension(x509.SubjectAlternativeName(standard), critical=len(subject) == 0)
-    if permitted_dns_domains and wanted(x509.oid.ExtensionOID.NAME_CONSTRAINTS):
-        builder = builder.add_extension(name_constraints_extension(permitted_dns_domains), critical=True)
+    if standard and not others and wanted(_EXT.SUBJECT_ALTERNATIVE_NAME):
+        _add(x509.SubjectAlternativeName(standard), len(subject) == 0)
+    if permitted_dns_domains and wanted(_EXT.NAME_CONSTRAINTS):
+        _add(name_constraints_extension(permitted_dns_domains), True)
     crl_dps = crl_distribution_points(aia)
-    if crl_dps is not None and wanted(x509.oid.ExtensionOID.CRL_DISTRIBUTION_POINTS):
-        builder = builder.add_extension(crl_dps, critical=False)
+    if crl_dps is not None and wanted(_EXT.CRL_DISTRIBUTION_POINTS):
+        _add(crl_dps, False)
     for ext in csr_extensions:
-        builder = builder.add_extension(ext.value, critical=ext.critical)
-    if others and wanted(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME):
-        builder = builder.add_extension(x509.SubjectAlternativeName(others + standard), critical=False)
+        _add(ext.value, ext.critical)
+    if others and wanted(_EXT.SUBJECT_ALTERNATIVE_NAME):
+        _add(x509.SubjectAlternativeName(others + standard), False)
     deltas = aia.get("delta_crl_distribution_points") or []
-    if deltas and wanted(x509.oid.ExtensionOID.FRESHEST_CRL):
-        builder = builder.add_extension(x509.FreshestCRL([
-            x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in deltas]),
-            critical=False)
+    if deltas and wanted(_EXT.FRESHEST_CRL):
+        _add(x509.FreshestCRL([
+            x509.DistributionPoint([x509.UniformResourceIdentifier(u)], None, None, None) for u in deltas]), False)
     for ext in extra_extensions:
-        builder = builder.add_extension(ext.value, critical=ext.critical)
+        _add(ext.value, ext.critical)
+    # the names and validity go to the constructor as the setters would have stored them (the names are
+    # x509.Name objects, the times naive UTC); the key and serial keep their setters' checks
+    builder = (x509.CertificateBuilder(issuer_name=issuer_name, subject_name=subject, not_valid_before=valid_from,
+                                       not_valid_after=valid_to, extensions=extensions)
+               .public_key(public_key).serial_number(serial))
     for uri in (s.value for s in sans if isinstance(s, x509.UniformResourceIdentifier)):
         if x509_uri_invalid(uri):  # Go writes it, then cannot parse the certificate it made
             raise internal_error(f"unable to parse created certificate: x509: cannot parse URI {go_quote(uri)}: "

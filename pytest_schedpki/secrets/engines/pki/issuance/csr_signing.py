@@ -78,13 +78,26 @@ def request_csr(req: LogicalRequest) -> x509.CertificateSigningRequest:
     return csr
 
 
+_CHECKED: dict[int, tuple[x509.CertificateSigningRequest, bool]] = {}
+_CHECKED_MAX = 64
+
+
 def check_csr_signature(csr: x509.CertificateSigningRequest) -> None:
     """certutil ``signCertificate``'s first step: the CSR must carry a valid self-signature
-    (400 ``request signature invalid``)."""
-    try:
-        valid = csr.is_signature_valid
-    except Exception:  # noqa: BLE001 - an algorithm cryptography cannot check is not a valid signature
-        valid = False
+    (400 ``request signature invalid``). The verdict for the last :data:`_CHECKED_MAX` CSR objects is
+    remembered (``parse_csr`` hands back the same object for the same text; an entry holds its CSR,
+    so an id is not reused while remembered)."""
+    cached = _CHECKED.get(id(csr))
+    if cached is not None and cached[0] is csr:
+        valid = cached[1]
+    else:
+        try:
+            valid = csr.is_signature_valid
+        except Exception:  # noqa: BLE001 - an algorithm cryptography cannot check is not a valid signature
+            valid = False
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)), None)
+        _CHECKED[id(csr)] = (csr, valid)
     if not valid:
         raise user_error(SIGNATURE_INVALID)
 

@@ -72,15 +72,54 @@ class Leaf:
     warnings: list[str]
 
 
-def _subject(role: Any, names: LeafNames, user_ids: list[str]) -> x509.Name:
+@dataclass(frozen=True)
+class _RoleProfile:
+    """What a role contributes to every leaf it signs, derived once per role record: the subject's RDNs
+    before the CN (its O/OU/C/... values deduplicated), the key usage names and OIDs, and the extra
+    extensions (policies, BasicConstraints). All immutable."""
+
+    subject_prefix: tuple[x509.RelativeDistinguishedName, ...]
+    key_usage: tuple[str, ...]
+    ext_key_usage: tuple[str, ...]
+    ext_key_usage_oids: tuple[str, ...]
+    extra_extensions: tuple[x509.Extension, ...]
+
+
+_PROFILES: dict[int, tuple[Any, _RoleProfile]] = {}
+_PROFILES_MAX = 256
+
+
+def _profile(role: Any) -> _RoleProfile:
+    """The role's :class:`_RoleProfile`, remembered per role object: role records are frozen and a
+    write stores a new record, so an object's profile never changes (a restore or a rolled-back write
+    brings back records whose own profiles stay right). The entry holds the role, so its id is not
+    reused while remembered."""
+    cached = _PROFILES.get(id(role))
+    if cached is not None and cached[0] is role:
+        return cached[1]
+
     def dedup(values: list[str]) -> list[str]:
         return list(dict.fromkeys(values))
 
+    profile = _RoleProfile(
+        subject_prefix=pkix.subject_prefix(
+            ou=dedup(role.ou), organization=dedup(role.organization), country=dedup(role.country),
+            locality=dedup(role.locality), province=dedup(role.province),
+            street_address=dedup(role.street_address), postal_code=dedup(role.postal_code)),
+        key_usage=tuple(role.key_usage), ext_key_usage=tuple(_ext_key_usage_names(role)),
+        ext_key_usage_oids=tuple(role.ext_key_usage_oids), extra_extensions=tuple(_extra_extensions(role)))
+    if not getattr(getattr(type(role), "__dataclass_params__", None), "frozen", False):
+        return profile  # a mutable stand-in (none today): not remembered
+    if len(_PROFILES) >= _PROFILES_MAX:
+        _PROFILES.pop(next(iter(_PROFILES)), None)
+    _PROFILES[id(role)] = (role, profile)
+    return profile
+
+
+def _subject(profile: _RoleProfile, names: LeafNames, user_ids: list[str]) -> x509.Name:
     extra = [pkix.name_attribute(UID_OID, uid) for uid in user_ids]
-    return pkix.build_subject(common_name=names.common_name, ou=dedup(role.ou), organization=dedup(role.organization),
-                              country=dedup(role.country), locality=dedup(role.locality),
-                              province=dedup(role.province), street_address=dedup(role.street_address),
-                              postal_code=dedup(role.postal_code), serial_number=names.serial_number, extra=extra)
+    return pkix.subject_with(profile.subject_prefix, common_name=names.common_name,
+                             serial_number=names.serial_number, extra=extra)
 
 
 def _sans(names: LeafNames) -> list[x509.GeneralName]:
@@ -118,7 +157,7 @@ def _policies(identifiers: list[str]) -> list[x509.Extension]:
     return [x509.Extension(x509.oid.ExtensionOID.CERTIFICATE_POLICIES, False, x509.CertificatePolicies(infos))]
 
 
-def _extra_extensions(role: Any, issuer: SigningIssuer) -> list[x509.Extension]:
+def _extra_extensions(role: Any) -> list[x509.Extension]:
     extra = _policies(list(role.policy_identifiers))
     if role.basic_constraints_valid_for_non_ca:
         extra.append(x509.Extension(x509.oid.ExtensionOID.BASIC_CONSTRAINTS, True, x509.BasicConstraints(False, None)))
@@ -170,14 +209,15 @@ def build_leaf(*, role: Any, request: LeafRequest, issuer: SigningIssuer, now: d
     if csr is None and isinstance(issuer.private_key, ec.EllipticCurvePrivateKey):
         signature_bits = 0  # CreateCertificate picks the curve's hash; SignCertificate honours the role's bits
     sans = _sans(names)
+    profile = _profile(role)
     try:
         certificate = pkix.sign_certificate(
             issuer_cert=issuer.certificate, issuer_key=issuer.private_key, public_key=public_key,
-            subject=_subject(role, names, user_ids), serial=pkix.new_serial(),
+            subject=_subject(profile, names, user_ids), serial=pkix.new_serial(),
             not_before=_whole_seconds(not_before), not_after=_whole_seconds(not_after), sans=sans,
-            key_usage=list(role.key_usage), ext_key_usage=_ext_key_usage_names(role),
-            ext_key_usage_oids=list(role.ext_key_usage_oids), aia=issuer.aia, signature_bits=signature_bits,
-            use_pss=role.use_pss, extra_extensions=_extra_extensions(role, issuer))
+            key_usage=profile.key_usage, ext_key_usage=profile.ext_key_usage,
+            ext_key_usage_oids=profile.ext_key_usage_oids, aia=issuer.aia, signature_bits=signature_bits,
+            use_pss=role.use_pss, extra_extensions=profile.extra_extensions)
     except ValueError as exc:  # what Go's CreateCertificate refuses too (e.g. an EKU OID "0")
         raise internal_error(f"unable to create certificate: {exc}") from None
     return Leaf(certificate=certificate, private_key=private_key, issuer=issuer, warnings=warnings)

@@ -348,15 +348,31 @@ def resolve_user_ids(role: Any, user_ids: list[str], csr: x509.CertificateSignin
     must pass :func:`user_id_allowed` (400 ``user_id <v> is not allowed by this role``)."""
     values = list(user_ids)
     if not values and csr is not None:
-        values = [str(a.value) for a in csr.subject.get_attributes_for_oid(UID_OID)]
+        values = [str(a.value) for a in _csr_subject(csr).get_attributes_for_oid(UID_OID)]
     for value in values:
         if not user_id_allowed(role, value):
             raise PolicyError(f"user_id {value} is not allowed by this role")
     return values
 
 
+_LAST_SUBJECT: tuple[Any, x509.Name | None] = (None, None)
+
+
+def _csr_subject(csr: x509.CertificateSigningRequest) -> x509.Name:
+    """``csr.subject``, which cryptography decodes into new objects on every access: the last CSR's
+    subject is remembered (one sign reads its CN, serialNumber and UIDs; a CSR is immutable, the
+    entry holds it so its id cannot be reused)."""
+    global _LAST_SUBJECT
+    last, subject = _LAST_SUBJECT
+    if last is csr and subject is not None:
+        return subject
+    subject = csr.subject
+    _LAST_SUBJECT = (csr, subject)
+    return subject
+
+
 def _csr_attr(csr: x509.CertificateSigningRequest, oid: x509.ObjectIdentifier) -> str:
-    attrs = csr.subject.get_attributes_for_oid(oid)
+    attrs = _csr_subject(csr).get_attributes_for_oid(oid)
     return str(attrs[0].value) if attrs else ""
 
 
