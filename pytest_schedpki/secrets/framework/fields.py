@@ -132,14 +132,13 @@ class FieldData:
         field = self.schema.get(name)
         if field is None:
             raise KeyError(f"unknown field: {name!r}")
-        default = field.default
-        if isinstance(default, (list, dict)):
-            default = type(default)(default)
-        if default is None and field.type in (COMMA_STRING_SLICE, STRING_SLICE, COMMA_INT_SLICE):
-            return [], False
-        if default is not None or field.type == ANY:
-            return (convert(field.type, default) if field.type != ANY else default), False
-        return _zero(field.type), False
+        kept = _DEFAULTS.get(id(field))
+        if kept is None or kept[0] is not field:
+            kept = (field, _default_of(field))
+            if len(_DEFAULTS) < _DEFAULTS_MAX:  # schemas are a fixed set; bounded all the same
+                _DEFAULTS[id(field)] = kept
+        value = kept[1]
+        return (type(value)(value) if isinstance(value, (list, dict)) else value), False
 
     def get(self, name: str) -> Any:
         """The converted value, or the default (the type's zero value when there is none)."""
@@ -149,6 +148,24 @@ class FieldData:
         """Whether the request carried ``name`` (a ``null`` counts, Go sees the zero value; not for
         durations, see :meth:`get_ok`)."""
         return name in self._values
+
+
+_DEFAULTS: dict[int, tuple[Field, Any]] = {}  # id(field) -> (field, its converted default); holds the field
+_DEFAULTS_MAX = 8192
+
+
+def _default_of(field: Field) -> Any:
+    """What :meth:`FieldData.get` returns for an absent ``field``: its default converted to its type
+    (an empty list for a slice without one), else the type's zero value (``ConversionError`` for a
+    default the type refuses, raised on every read as before)."""
+    default = field.default
+    if isinstance(default, (list, dict)):
+        default = type(default)(default)
+    if default is None and field.type in (COMMA_STRING_SLICE, STRING_SLICE, COMMA_INT_SLICE):
+        return []
+    if default is not None or field.type == ANY:
+        return convert(field.type, default) if field.type != ANY else default
+    return _zero(field.type)
 
 
 def _zero(kind: str) -> Any:
