@@ -23,6 +23,7 @@ Order and answers (``detail`` texts are upstream's, ``%w`` parts shown as ``<mal
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -263,6 +264,25 @@ def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
                       url=header.get("url") or "", existing=existing, header=header)
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_key(alg: str, members: tuple[tuple[str, Any], ...]) -> Any:
+    return jwt.PyJWK(dict(members), alg).key
+
+
+def _public_key(alg: str, jwk: dict[str, Any]) -> Any:
+    """``PyJWK(jwk without "alg", alg).key``, kept for the last 256 (alg, JWK) pairs: an account signs
+    every request with the same key, and building it (the curve point check) costs more than the
+    signature check. A refused JWK raises each time (an exception is never cached); a JWK with an
+    unhashable member is built uncached."""
+    members = tuple(sorted((k, v) for k, v in jwk.items() if k != "alg"))
+    try:
+        return _cached_key(alg, members)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return jwt.PyJWK(dict(members), alg).key
+
+
 def verify(ctx: JwsContext, protected: str, payload: str, signature: str) -> dict[str, Any] | None:
     """``VerifyJWS`` of the compact form; the payload as a dict, ``None`` for an empty payload."""
     compact = f"{protected}.{payload}.{signature}"
@@ -275,7 +295,7 @@ def verify(ctx: JwsContext, protected: str, payload: str, signature: str) -> dic
         except ValueError as exc:
             raise AcmeProblem.wrap("malformed", f"failed to verify signature: error parsing signature: {exc}") from None
     try:
-        key = jwt.PyJWK({k: v for k, v in ctx.jwk.items() if k != "alg"}, ctx.alg).key
+        key = _public_key(ctx.alg, ctx.jwk)
         verified = jwt.PyJWS().decode_complete(compact, key=key, algorithms=[ctx.alg])["payload"]
     except (PyJWTError, PyJWKError, ValueError, TypeError):
         raise AcmeProblem("serverInternal", f"failed to verify signature: {CRYPTO_FAILURE}") from None

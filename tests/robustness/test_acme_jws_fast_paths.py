@@ -1,4 +1,4 @@
-"""The fast paths of the JWS parser give what the Go ports give: ``go_unmarshal`` against
+"""The fast paths of the JWS parser give what the slow paths give: ``go_unmarshal`` against
 ``golang.json.unmarshal_value`` (value or error text, with and without ``into_map``) and
 ``raw_url_decode`` against its byte-by-byte reading of Go's ``RawURLEncoding`` (bytes or error text),
 on generated JSON texts, JSON-like noise and base64url-like noise."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import json
 
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_schedpki.golang.json import GoJSONError, unmarshal_value
@@ -37,13 +37,13 @@ def _same_json(data: bytes) -> None:
             assert json.dumps(got[1]) == json.dumps(expected[1]), data
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(value=_json, spaced=st.booleans())
 def test_go_unmarshal_of_generated_json(value, spaced):
     _same_json(json.dumps(value, indent=1 if spaced else None, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=_noise)
 @example('{"a":1,"a":true,"b":{"a":null,"a":"x"}}')
 @example('{"alg":"ES256","nonce":"n","url":"u","kid":"k"} x')
@@ -77,7 +77,7 @@ def _decoded(fn, text: str):
         return "error", str(exc)
 
 
-@settings(max_examples=600)
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=st.text(alphabet="AQgw_-z09\r\n=+/.\u00e9", max_size=24) | st.binary(max_size=30).map(
     lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()))
 @example("A")
@@ -86,3 +86,22 @@ def _decoded(fn, text: str):
 @example("QQ==")
 def test_raw_url_decode_fast_path(text):
     assert _decoded(jws.raw_url_decode, text) == _decoded(_slow_decode, text)
+
+
+def test_the_account_key_is_built_once_and_a_refused_jwk_refused_each_time():
+    import jwt
+    import pytest
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from pytest_schedpki.acme import jwk_of
+
+    jwk = jwk_of(ec.generate_private_key(ec.SECP256R1()))
+    first = jws._public_key("ES256", {**jwk, "alg": "ES256"})
+    assert jws._public_key("ES256", dict(reversed(list(jwk.items())))) is first
+    assert first.public_numbers() == jwt.PyJWK(jwk, "ES256").key.public_numbers()
+    bad = {**jwk, "y": jwk["x"]}  # not a point of the curve
+    for _ in range(2):
+        with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):
+            jws._public_key("ES256", bad)
+    with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):  # an unhashable member: built uncached, refused alike
+        jws._public_key("ES256", {**jwk, "x": ["a"]})
