@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import time
 from collections.abc import Callable
 from urllib.parse import quote
@@ -110,6 +111,8 @@ class AcmeInputs:
                 raise RuntimeError(f"ACME new-account on {base}: {answer.status} {answer.body[:300]!r}")
             self.clients[base] = client
             self.keys[base] = []
+            if len(self.clients) == 1:
+                print(f"ACME: the client signs a JWS in {jws_cost():.0f} us of its CPU", file=sys.stderr, flush=True)
         return self.clients[base]
 
     def prepare_nonces(self, base: str, count: int, pool: list[requests.Session]) -> int:
