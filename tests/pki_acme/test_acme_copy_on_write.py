@@ -1,7 +1,8 @@
-"""ACME records are copied on write: a change after ``save_baseline()`` (an account deactivated, an
-authorization deactivated or validated, an order finalized) leaves the baseline's records as they
-were, so ``reset()`` brings each one back exactly (the write copies the tables, and a stored record
-only when it changes it in place)."""
+"""ACME state the engine copies or keeps between requests: records are copied on write, so a change
+after ``save_baseline()`` (an account deactivated, an authorization deactivated or validated, an order
+finalized) leaves the baseline's records as they were and ``reset()`` brings each one back exactly
+(the write copies the tables, and a stored record only when it changes it in place); the serverAuth-only
+copy of a role is kept per role object, so a role write takes effect at the next request."""
 
 from __future__ import annotations
 
@@ -78,3 +79,24 @@ def test_reset_restores_records_changed_in_place_after_the_baseline(double):
     assert inspector.assert_order(identifier="ready.example.com").serial_number == ""
     assert inspector.assert_order(identifier="later.example.com").authorizations == ("pending",)
     assert inspector.assert_order(identifier="q.example.com").authorizations == ("pending",)
+
+
+def test_a_role_directory_follows_each_write_of_its_role(double):
+    """The ACME context keeps one serverAuth-only copy per role object; a role write stores a new
+    object, so the next order is checked against the new role (and back)."""
+    directory = _setup(double)
+    s = requests.Session()
+    s.headers["X-Vault-Token"] = double.root_token
+    role = f"{double.secrets_url}/v1/pki/roles/web"
+    s.post(role, json={"allowed_domains": ["example.com"], "allow_subdomains": True}).raise_for_status()
+    client = AcmeClient(directory.replace("/acme/directory", "/roles/web/acme/directory"))
+    assert client.new_account().status == 201
+    refused = client.new_order(["www.other.org"])
+    assert (refused.status, refused.json()["type"]) == (400, "urn:ietf:params:acme:error:rejectedIdentifier")
+    assert client.new_order(["www.example.com"]).status == 201
+    s.post(role, json={"allowed_domains": ["other.org"], "allow_subdomains": True}).raise_for_status()
+    assert client.new_order(["www.other.org"]).status == 201
+    assert client.new_order(["www.example.com"]).status == 400
+    s.post(role, json={"allowed_domains": ["example.com"], "allow_subdomains": True}).raise_for_status()
+    assert client.new_order(["www.example.com"]).status == 201
+    assert client.new_order(["www.other.org"]).status == 400
