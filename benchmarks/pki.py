@@ -5,6 +5,7 @@ name, certificates stored; and the operations timed on it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
@@ -65,8 +66,10 @@ def make_csr() -> str:
 @dataclass
 class Operation:
     """One timed operation: ``key`` (table id), ``label``, ``op`` and request counts per round for one
-    thread (``sequential``) and four threads (``concurrent``). ``prepare(server, base, count)`` runs
-    untimed before each round (e.g. issuing the certificates a revoke round revokes)."""
+    thread (``sequential``) and four threads (``concurrent``). ``needs_serials``: each round first
+    issues, untimed, the certificates it revokes. ``prepare(base, count, sessions)`` runs untimed before
+    each round on each server (its inputs keyed by ``base``; ``sessions`` are the round's client
+    sessions) and returns the number of the round's first request."""
 
     key: str
     label: str
@@ -74,6 +77,7 @@ class Operation:
     sequential: int = 100
     concurrent: int = 200
     needs_serials: bool = False
+    prepare: Callable[[str, int, list[requests.Session]], int] | None = None
 
 
 class Serials:

@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import pki  # noqa: E402
 import procs  # noqa: E402
+import protocols  # noqa: E402
 import requests  # noqa: E402
 import sched_rates as sched  # noqa: E402
 from report import Row, table, write_docs  # noqa: E402
@@ -184,12 +185,25 @@ def rate_target(key: str, threads: int, client_us: float, real_us: float, double
     return (10.0 if key == "issue_rsa" else UNPINNED_TARGET), ""
 
 
-def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: float) -> list[Row]:
-    csr = pki.make_csr()
+def operations(serials: pki.Serials, only: list[str] | None = None) -> list[pki.Operation]:
+    """The timed operations in run order: the PKI ones, then OCSP and ACME (after the CRL row, so that
+    their revoked certificate is not in it). ``only``: keys or key prefixes to keep (``ocsp``, ``acme``,
+    ``issue_ec``...)."""
+    out = pki.operations(pki.make_csr(), serials) + protocols.operations(procs.ROOT)
+    if only:
+        out = [op for op in out if any(op.key == k or op.key.startswith(f"{k}_") for k in only)]
+    return out
+
+
+def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: float,
+                    only: list[str] | None = None) -> list[Row]:
+    """The request rows of :func:`operations` (``only`` as there): rate and server CPU per request,
+    1 and 4 client threads, ``rounds`` interleaved rounds per server; both servers set up by
+    :func:`pki.setup`."""
     serials = pki.Serials()
     pools = {proc.kind: {1: sessions(1, procs.ROOT), 4: sessions(4, procs.ROOT)} for proc in (real, double)}
     rows: list[Row] = []
-    for operation in pki.operations(csr, serials):
+    for operation in operations(serials, only):
         for threads in (1, 4):
             n = max(4, int((operation.sequential if threads == 1 else operation.concurrent) * scale))
             samples: dict[str, list[float]] = {"real": [], "double": []}
@@ -203,6 +217,8 @@ def throughput_rows(real: procs.Proc, double: procs.Proc, rounds: int, scale: fl
                     first = 0
                     if operation.needs_serials:
                         first = serials.stock(proc.url, procs.ROOT, n)
+                    elif operation.prepare is not None:
+                        first = operation.prepare(proc.url, n, pools[proc.kind][threads])
                     wait_pool(double)  # before every round: no key generation beside a timed round
                     cpu_before, client_before = procs.cpu_seconds(proc.pid), time.process_time()
                     wall_before = time.perf_counter()

@@ -2,13 +2,14 @@
 
     python benchmarks/standalone.py            # 7 fresh starts per server, 5 throughput rounds
     python benchmarks/standalone.py --quick    # 3 starts, 2 rounds, a quarter of the requests
+    python benchmarks/standalone.py --quick --ops ocsp,acme   # only these request rows, no set-up rows
 
 Set-up rows: fresh processes, interleaved (the order alternates): ``schedpki serve --no-seed`` (its
 default key pool) vs ``bao server -dev``, each timed from ``Popen`` to the first healthy answer, then
 over HTTP (one ``requests`` keep-alive session, sent as soon as the previous answer arrives): mount
 ``pki``, tune it (``max_lease_ttl``), an internal RSA-2048 root, the roles ``ec`` and ``rsa``, then
 the first issuance of each role. Throughput rows: the rows of ``benchmarks/run.py`` (issue EC/RSA,
-sign, read role, LIST certs, revoke, CRL; 1 and 4 client threads) with the double not pinned to a CPU,
+sign, read role, LIST certs, revoke, CRL, OCSP, ACME; 1 and 4 client threads) with the double not pinned to a CPU,
 as ``schedpki serve`` runs by default. Ratios are "double over real, higher is better" (times divide
 real by double); the target of every row is 1.2x.
 
@@ -105,8 +106,9 @@ def setup_rows(trials: int) -> list[Row]:
     ]
 
 
-def throughput(rounds: int, scale: float) -> list[Row]:
-    """``benchmarks/run.py``'s request rows with the double not pinned (``--rsa-key-pool 256``)."""
+def throughput(rounds: int, scale: float, only: list[str] | None = None) -> list[Row]:
+    """``benchmarks/run.py``'s request rows with the double not pinned (``--rsa-key-pool 256``);
+    ``only``: the operation keys or prefixes to run (``run.operations``), default all."""
     started: list[procs.Proc] = []
     try:
         real = procs.start_real()
@@ -115,7 +117,7 @@ def throughput(rounds: int, scale: float) -> list[Row]:
         started.append(double)
         for proc in (real, double):
             pki.setup(proc.url, procs.ROOT)
-        out = run.throughput_rows(real, double, rounds, scale)
+        out = run.throughput_rows(real, double, rounds, scale, only)
     finally:
         for proc in started:
             proc.stop()
@@ -124,11 +126,13 @@ def throughput(rounds: int, scale: float) -> list[Row]:
     return out
 
 
-def rows(rounds: int = 5, startups: int = 7, scale: float = 1.0, throughput_rows: bool = True) -> list[Row]:
-    """The set-up rows, then (unless ``throughput_rows`` is false) the unpinned throughput rows."""
-    out = setup_rows(startups)
+def rows(rounds: int = 5, startups: int = 7, scale: float = 1.0, throughput_rows: bool = True,
+         only: list[str] | None = None) -> list[Row]:
+    """The set-up rows (not with ``only``), then (unless ``throughput_rows`` is false) the unpinned
+    throughput rows (``only``: those operations)."""
+    out = [] if only else setup_rows(startups)
     if throughput_rows:
-        out += throughput(rounds, scale)
+        out += throughput(rounds, scale, only)
     return out
 
 
@@ -138,11 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--startups", type=int, default=7, help="fresh starts per server (default 7)")
     parser.add_argument("--quick", action="store_true", help="3 starts, 2 rounds, a quarter of the requests")
     parser.add_argument("--setup-only", action="store_true", help="only the set-up rows")
+    parser.add_argument("--ops", default="",
+                        help="comma-separated request rows to run, by key or prefix (e.g. ocsp,acme or "
+                             "issue_ec,crl); skips the set-up rows")
     args = parser.parse_args(argv)
+    only = [key.strip() for key in args.ops.split(",") if key.strip()] or None
+    if only and args.setup_only:
+        parser.error("--ops and --setup-only exclude each other")
+    known = [op.key for op in run.operations(pki.Serials())]
+    unknown = [k for k in only or [] if not any(key == k or key.startswith(f"{k}_") for key in known)]
+    if unknown:
+        parser.error(f"unknown --ops {unknown}; known: {', '.join(known)}")
     rounds, startups, scale = args.rounds, args.startups, 1.0
     if args.quick:
         rounds, startups, scale = 2, 3, 0.25
-    measured(lambda: rows(rounds, startups, scale, throughput_rows=not args.setup_only), "the double unpinned")
+    measured(lambda: rows(rounds, startups, scale, throughput_rows=not args.setup_only, only=only), "the double unpinned")
     return 0
 
 

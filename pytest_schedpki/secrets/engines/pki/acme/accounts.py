@@ -21,7 +21,7 @@ from .eab import enforce_for_existing, verify_eab
 from .jws import JwsContext
 from .pipeline import Answer
 from .problems import AcmeProblem
-from .state import Account, store, writable
+from .state import Account, owned, store, writable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -146,7 +146,7 @@ def _update(backend: PkiBackend, ctx: AcmeContext, user: JwsContext, contacts: l
         raise AcmeProblem("unauthorized")
     changed = sorted(account.contact) != sorted(contacts)
     if changed or status == "deactivated":
-        account = writable(backend).accounts[user.kid]
+        account = owned(writable(backend), "accounts", user.kid)
         account.contact = contacts
         if status == "deactivated":
             account.status = "deactivated"

@@ -20,7 +20,7 @@ from .context import AcmeContext
 from .jws import JwsContext
 from .pipeline import Answer
 from .problems import AcmeProblem
-from .state import Account, Authorization, Challenge, Identifier, new_token, new_uuid, store, writable
+from .state import Account, Authorization, Challenge, Identifier, new_token, new_uuid, owned, store, writable
 from .validation import accept
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,7 +84,7 @@ def authorization(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, us
         raise AcmeProblem("malformed")
     if authz.status not in ("pending", "valid"):
         raise AcmeProblem.wrap("malformed", f"unable to deactivate authorization in '{authz.status}' status")
-    authz = writable(backend).authorizations[authz.id]
+    authz = owned(writable(backend), "authorizations", authz.id)
     authz.status = "deactivated"
     for challenge in authz.challenges:
         challenge.status = "invalid"

@@ -20,6 +20,7 @@ Without ``allow_role_ext_key_usage`` the role's extended key usage is forced to 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +57,12 @@ def directory_prefix(path: str) -> str:
     return (slashed[:index] + "/acme/").lstrip("/")
 
 
+@functools.lru_cache(maxsize=64)
 def verbatim_role(issuer_ref: str) -> Role:
     """``buildSignVerbatimRoleWithNoData``: any name, any key, the CSR's names, no lease, and no
-    ``require_cn`` (so finalize adds no common name: the leaf's subject is the CSR's, maybe empty)."""
+    ``require_cn`` (so finalize adds no common name: the leaf's subject is the CSR's, maybe empty).
+    One object per ``issuer_ref`` (a :class:`Role` is frozen and never changed in place; building
+    one costs tens of microseconds, on every ACME request)."""
     return Role(name="", allow_localhost=True, allow_any_name=True, allow_ip_sans=True,
                 allow_wildcard_certificates=True, enforce_hostnames=False, key_type="any", key_bits=0,
                 use_csr_common_name=True, use_csr_sans=True, require_cn=False, allowed_other_sans=["*"], allowed_serial_numbers=["*"],
@@ -145,9 +149,26 @@ def role_and_issuer(backend: PkiBackend, config: dict[str, Any], role_name: str,
         if not found:
             raise AcmeProblem.lead("serverInternal", "specified issuer not allowed by ACME policy")
     if not config["allow_role_ext_key_usage"]:
-        role = replace(role, ext_key_usage=["ServerAuth"], ext_key_usage_oids=[], server_flag=True, client_flag=False,
-                       code_signing_flag=False, email_protection_flag=False)
+        role = _server_auth_only(role)
     return role, issuer
+
+
+_NARROWED: dict[int, tuple[Role, Role]] = {}  # id(role) -> (that role, its serverAuth-only copy)
+
+
+def _server_auth_only(role: Role) -> Role:
+    """``role`` with its extended key usage forced to serverAuth only, made once per role object: roles
+    are frozen, and a role write stores a new object (the entry keeps its source alive, so an id is
+    not reused while it is cached; at most 256 entries)."""
+    found = _NARROWED.get(id(role))
+    if found is not None and found[0] is role:
+        return found[1]
+    narrowed = replace(role, ext_key_usage=["ServerAuth"], ext_key_usage_oids=[], server_flag=True, client_flag=False,
+                       code_signing_flag=False, email_protection_flag=False)
+    if len(_NARROWED) >= 256:
+        _NARROWED.clear()
+    _NARROWED[id(role)] = (role, narrowed)
+    return narrowed
 
 
 def acme_context(backend: PkiBackend, req: LogicalRequest) -> AcmeContext:

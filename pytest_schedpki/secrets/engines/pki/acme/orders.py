@@ -43,7 +43,7 @@ from .context import AcmeContext
 from .jws import JwsContext, raw_url_decode
 from .pipeline import Answer
 from .problems import AcmeProblem
-from .state import Account, Identifier, Order, rfc3339, store, writable
+from .state import Account, Identifier, Order, owned, rfc3339, store, writable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -372,7 +372,7 @@ def finalize(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: J
                                              issuer_id=issuer.issuer_id, role=ctx.role.name, issued_at=now, stored=True)
     acme = writable(backend)
     acme.certs[f"{account.kid}/{serial}"] = order.id
-    stored = acme.orders[order.id]
+    stored = owned(acme, "orders", order.id)
     stored.status, stored.serial, stored.issuer_id = "valid", serial, issuer.issuer_id
     stored.cert_expiry = cert.not_valid_after_utc
     return order_answer(ctx, stored)

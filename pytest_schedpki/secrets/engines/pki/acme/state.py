@@ -2,8 +2,9 @@
 
 Records (OpenBao's ``acme/accounts/...``, ``acme/account-thumbprints/...``, ``acme/eab/...`` storage)
 live in :class:`AcmeStore`, kept in ``PkiState.extra["acme"]`` so baselines, resets and refused writes
-cover them; a handler that changes them calls :func:`writable` first (copy-on-write: the savepoint of
-the request keeps the old object). Nonces are in memory as upstream's ``nonceutil`` service (a reset or
+cover them; a handler that changes them calls :func:`writable` first, and :func:`owned` before it
+changes a stored record in place (copy-on-write: the savepoint of the request and any baseline keep
+the old objects). Nonces are in memory as upstream's ``nonceutil`` service (a reset or
 a restart forgets them) in :class:`Runtime`, with the ACME knobs of the service.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import datetime
 import secrets
 import threading
@@ -117,12 +119,34 @@ def store(backend: PkiBackend) -> AcmeStore:
     return found if found is not None else AcmeStore()
 
 
-def writable(backend: PkiBackend) -> AcmeStore:
-    """The mount's records, copied once per request before a change (copy-on-write)."""
+_TABLES = tuple(f.name for f in dataclasses.fields(AcmeStore))
+
+
+def writable(backend: PkiBackend, deep: bool = False) -> AcmeStore:
+    """The mount's records, copied before a change (copy-on-write: the request's savepoint and the
+    baselines hold the old :class:`AcmeStore`). The copy has new tables that share the records (a
+    dict copy per table, not a deep copy of every account, order and authorization, which made each
+    ACME write cost O(stored records) in Python); a caller that changes a stored record in place
+    takes its own copy first with :func:`owned`. Adding, replacing or deleting table entries needs
+    no more. ``deep``: copy every record too (tidy, which walks and changes many)."""
     found = backend.state.extra.get(_KEY)
-    copied = copy.deepcopy(found) if found is not None else AcmeStore()
+    if found is None:
+        copied = AcmeStore()
+    elif deep:
+        copied = copy.deepcopy(found)
+    else:
+        copied = AcmeStore(**{name: dict(getattr(found, name)) for name in _TABLES})
     backend.state.extra[_KEY] = copied
     return copied
+
+
+def owned(acme: AcmeStore, table: str, key: str) -> Any:
+    """Record ``key`` of ``acme``'s ``table`` (``accounts``, ``orders``, ``authorizations``...), put
+    back as a deep copy the caller may change in place; ``acme`` comes from :func:`writable`, whose
+    copy still shares the record with the savepoint and the baselines. ``KeyError`` when absent."""
+    records = getattr(acme, table)
+    record = records[key] = copy.deepcopy(records[key])
+    return record
 
 
 def rfc3339(moment: datetime.datetime) -> str:

@@ -47,7 +47,7 @@ def tidy_acme(backend: PkiBackend, safety_buffer: int, account_buffer: int) -> d
               "acme_orders_deleted_count": 0}
     if backend.state.extra.get("acme") is None:
         return counts
-    acme = writable(backend)
+    acme = writable(backend, deep=True)  # changes accounts in place
     cert_buffer, keep = datetime.timedelta(seconds=safety_buffer), datetime.timedelta(seconds=account_buffer)
     for thumbprint in sorted(acme.thumbprints):
         kid = acme.thumbprints[thumbprint]

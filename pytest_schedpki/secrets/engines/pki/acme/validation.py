@@ -40,7 +40,7 @@ from cryptography import x509
 from .context import AcmeContext
 from .jws import JwsContext
 from .problems import AcmeProblem
-from .state import Authorization, Challenge, knobs, rfc3339, writable
+from .state import Authorization, Challenge, knobs, owned, rfc3339, writable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import PkiBackend
@@ -68,7 +68,7 @@ def accept(backend: PkiBackend, ctx: AcmeContext, user: JwsContext, authz: Autho
         if other.status not in ("pending", "processing"):
             raise AcmeProblem.lead("malformed", f"challenge is in invalid state ({challenge.status}) in authorization "
                                                 f"{authz.id}")
-    authz = acme.authorizations[authz.id]
+    authz = owned(acme, "authorizations", authz.id)
     challenge = next(c for c in authz.challenges if c.type == challenge.type)
     if knobs(backend).always_valid:
         _mark_valid(backend, authz, challenge)
@@ -127,7 +127,7 @@ class _Job:
                 if self._current() is None:
                     return
                 acme = writable(self.backend)
-                authz = acme.authorizations[self.authz_id]
+                authz = owned(acme, "authorizations", self.authz_id)
                 challenge = next(c for c in authz.challenges if c.type == self.kind)
                 name = f"{self.authz_id}-{self.kind}"
                 if problem is None:

@@ -1,0 +1,107 @@
+"""The fast paths of the JWS parser give what the slow paths give: ``go_unmarshal`` against
+``golang.json.unmarshal_value`` (value or error text, with and without ``into_map``) and
+``raw_url_decode`` against its byte-by-byte reading of Go's ``RawURLEncoding`` (bytes or error text),
+on generated JSON texts, JSON-like noise and base64url-like noise."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from pytest_schedpki.golang.json import GoJSONError, unmarshal_value
+from pytest_schedpki.secrets.engines.pki.acme import jws
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12)
+_noise = st.text(alphabet='{}[]":,. \t\r\n\x00\\/abtrunlfe0123456789-+E\u00e9\ud800', max_size=40)
+
+
+def _outcome(fn, data: bytes, into_map: bool):
+    try:
+        return "ok", fn(data, into_map=into_map)
+    except GoJSONError as exc:
+        return "error", str(exc)
+
+
+def _same_json(data: bytes) -> None:
+    for into_map in (False, True):
+        expected = _outcome(unmarshal_value, data, into_map)
+        got = _outcome(jws.go_unmarshal, data, into_map)
+        assert got == expected, data
+        if expected[0] == "ok":  # same key order too
+            assert json.dumps(got[1]) == json.dumps(expected[1]), data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(value=_json, spaced=st.booleans())
+def test_go_unmarshal_of_generated_json(value, spaced):
+    _same_json(json.dumps(value, indent=1 if spaced else None, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=_noise)
+@example('{"a":1,"a":true,"b":{"a":null,"a":"x"}}')
+@example('{"alg":"ES256","nonce":"n","url":"u","kid":"k"} x')
+@example('[[[[[[[[]]]]]]]]')
+@example('"\\ud800"')
+@example('{"a":NaN}')
+@example('')
+@example('null')
+def test_go_unmarshal_of_noise(text):
+    _same_json(text.encode("utf-8", "surrogatepass"))
+
+
+def _slow_decode(text: str) -> bytes:
+    kept, position = bytearray(), []
+    for index, byte in enumerate(text.encode("utf-8", "surrogatepass")):
+        if byte in b"\r\n":
+            continue
+        if byte not in jws._ALPHABET:
+            raise ValueError(f"illegal base64 data at input byte {index}")
+        kept.append(byte)
+        position.append(index)
+    if len(kept) % 4 == 1:
+        raise ValueError(f"illegal base64 data at input byte {position[-1]}")
+    return base64.urlsafe_b64decode(bytes(kept) + b"=" * (-len(kept) % 4))
+
+
+def _decoded(fn, text: str):
+    try:
+        return "ok", fn(text)
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=st.text(alphabet="AQgw_-z09\r\n=+/.\u00e9", max_size=24) | st.binary(max_size=30).map(
+    lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()))
+@example("A")
+@example("AAAAA")
+@example("QQ\n")
+@example("QQ==")
+def test_raw_url_decode_fast_path(text):
+    assert _decoded(jws.raw_url_decode, text) == _decoded(_slow_decode, text)
+
+
+def test_the_account_key_is_built_once_and_a_refused_jwk_refused_each_time():
+    import jwt
+    import pytest
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from pytest_schedpki.acme import jwk_of
+
+    jwk = jwk_of(ec.generate_private_key(ec.SECP256R1()))
+    first = jws._public_key("ES256", {**jwk, "alg": "ES256"})
+    assert jws._public_key("ES256", dict(reversed(list(jwk.items())))) is first
+    assert first.public_numbers() == jwt.PyJWK(jwk, "ES256").key.public_numbers()
+    bad = {**jwk, "y": jwk["x"]}  # not a point of the curve
+    for _ in range(2):
+        with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):
+            jws._public_key("ES256", bad)
+    with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):  # an unhashable member: built uncached, refused alike
+        jws._public_key("ES256", {**jwk, "x": ["a"]})
