@@ -65,6 +65,7 @@ def test_the_handle_makes_its_inspectors_and_factories_on_first_use(pytester):
         def test_urls_only(schedpki):
             assert schedpki.secrets.url.startswith("http://127.0.0.1:")
             assert [m for m in {lazy!r} if m in sys.modules] == []
+            assert "pytest_schedpki.wire.tls" not in sys.modules  # HTTPS listeners only
 
         def test_then_each_on_first_use(schedpki):
             assert schedpki.certs.all() == [] and schedpki.kv is schedpki.kv and schedpki.acme.accounts() == []
