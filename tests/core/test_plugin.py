@@ -130,7 +130,6 @@ def test_examples_pass_under_xdist_with_a_server_per_worker(pytester):
 
 def test_stopping_the_double_closes_both_listeners_and_reports_a_listener_that_failed_to_stop():
     import socket
-    import threading
 
     import pytest
 
@@ -147,10 +146,11 @@ def test_stopping_the_double_closes_both_listeners_and_reports_a_listener_that_f
     double = Double().start()
     double.route_in_process()
     urls = [double.scheduler_url, double.secrets_url]
+    threads = [double.scheduler_server._thread, double.secrets_server._thread]  # this double's accept loops
     double.stop()
     double.stop()  # idempotent
     assert [refused(url) for url in urls] == [True, True]
-    assert not [t for t in threading.enumerate() if t.name in ("schedpki-scheduler", "schedpki-secrets")]
+    assert [t.is_alive() for t in threads] == [False, False]
 
     double = Double().start()
     urls = [double.scheduler_url, double.secrets_url]
