@@ -3,6 +3,7 @@
 
     python benchmarks/downstream.py            # 3 runs per side, interleaved
     python benchmarks/downstream.py --quick    # 2 runs per side
+    python benchmarks/downstream.py --split    # where each run's CPU time goes (downstream_probe.py)
 
 A generated project (a seed with a PKI mount, an EC root and a ``web`` role, and a KV version 2 mount)
 holds 50 tests a user would write: hvac issues (10), signs a CSR (8), revokes (8), reads the role
@@ -17,7 +18,9 @@ runs must pass all 50 tests. :func:`rows` is what ``benchmarks/run.py`` calls.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -168,63 +171,139 @@ def make_project(floor: bool = False) -> str:
     return root
 
 
-def run_suite(project: str, upstream: bool) -> float:
-    """Seconds from ``Popen`` to exit of one ``python -m pytest`` run of the project; raises when the
-    run does not pass all 50 tests."""
+def run_suite(project: str, upstream: bool, probe: str | None = None) -> tuple[float, float]:
+    """Seconds from ``Popen`` to exit of one ``python -m pytest`` run of the project, and the CPU seconds
+    (user + system) of that process and of what it started and waited for (bao's server in upstream
+    mode), from ``getrusage(RUSAGE_CHILDREN)`` around the run; raises when the run does not pass all 50
+    tests. ``probe``: a file for :mod:`downstream_probe`'s phases (the plugin is loaded then)."""
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
             "-p", "no:benchmark"]
     if upstream:
         argv.append("--schedpki-upstream=bao")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
     env.pop("PYTHONDONTWRITEBYTECODE")
+    if probe:
+        argv += ["-p", "downstream_probe"]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [HERE, env.get("PYTHONPATH")]))
+        env["SCHEDPKI_DOWNSTREAM_PROBE"] = probe
     home = tempfile.mkdtemp(prefix="schedpki-bench-downstream-home-")
     env["HOME"] = home  # bao -dev writes its token helper file there
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=600)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0 or f"{TESTS} passed" not in proc.stdout:
         raise RuntimeError(f"downstream suite failed (upstream={upstream}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def rows(runs: int = 3) -> list[Row]:
-    """The downstream-suite row: ``runs`` whole runs per side, interleaved, after one warm-up run each
-    (page and byte-code caches)."""
+    """The downstream-suite rows: ``runs`` whole runs per side, interleaved, after one warm-up run each
+    (page and byte-code caches); wall time (the target) and, for information, CPU time."""
     project, floor_project = make_project(), make_project(floor=True)
-    double, real, floor = [], [], []
+    samples: dict[str, list[tuple[float, float]]] = {"double": [], "bao": [], "floor": []}
     try:
         run_suite(project, False)
         run_suite(project, True)
         run_suite(floor_project, False)
         for trial in range(runs):
             for upstream in ((False, True) if trial % 2 == 0 else (True, False)):
-                seconds = run_suite(project, upstream)
-                (real if upstream else double).append(seconds * 1000)
-            floor.append(run_suite(floor_project, False) * 1000)
+                seconds, cpu = run_suite(project, upstream)
+                samples["bao" if upstream else "double"].append((seconds * 1000, cpu * 1000))
+            seconds, cpu = run_suite(floor_project, False)
+            samples["floor"].append((seconds * 1000, cpu * 1000))
     finally:
         shutil.rmtree(project, ignore_errors=True)
         shutil.rmtree(floor_project, ignore_errors=True)
+    wall = {side: [w for w, _ in values] for side, values in samples.items()}
+    cpu = {side: [c for _, c in values] for side, values in samples.items()}
+    double, real, floor = wall["double"], wall["bao"], wall["floor"]
     print(f"downstream suite ms: double {[round(x) for x in double]} bao {[round(x) for x in real]} "
-          f"floor {[round(x) for x in floor]}", file=sys.stderr, flush=True)
+          f"floor {[round(x) for x in floor]}; CPU ms: double {[round(x) for x in cpu['double']]} "
+          f"bao {[round(x) for x in cpu['bao']]} floor {[round(x) for x in cpu['floor']]}", file=sys.stderr, flush=True)
     label = f"downstream suite: {TESTS} tests (hvac issue/sign/revoke/read role/KV, python-nomad auth methods)"
     return [Row(label, "whole pytest process, plugin vs --schedpki-upstream=bao", "ms", double, real,
                 higher_is_better=False, target=3.0),
             Row(label, "the same minus the floor (each side's run less the floor's median; information)", "ms",
                 [d - statistics.median(floor) for d in double], [r - statistics.median(floor) for r in real],
                 higher_is_better=False, target=None),
+            Row(label, "CPU time of the pytest process and what it started (bao's server included; "
+                "getrusage of the children; information)", "ms", cpu["double"], cpu["bao"],
+                higher_is_better=False, target=None),
             Row("downstream floor: the same process, 50 tests using no server", "interpreter, pytest, plugins, "
-                "imports, collection, exit", "ms", floor, target=None)]
+                "imports, collection, exit", "ms", floor, target=None),
+            Row("downstream floor: the same process, 50 tests using no server", "CPU time (information)", "ms",
+                cpu["floor"], target=None)]
+
+
+SPLIT_PHASES = (
+    ("start-up to the first test (interpreter, imports, collection)", lambda p: p["before_loop"]),
+    ("fixture schedpki_settings", lambda p: p["fixtures"].get("schedpki_settings", 0)),
+    ("fixture schedpki_double (imports the double, builds, seeds, starts it)",
+     lambda p: p["fixtures"].get("schedpki_double", 0)),
+    ("fixture schedpki_upstream (bao started, seeded)", lambda p: p["fixtures"].get("schedpki_upstream", 0)),
+    ("fixture schedpki, first set-up (imports the handle)", lambda p: p["fixtures"].get("schedpki (first)", 0)),
+    ("fixture schedpki, the other set-ups (reset, handle)", lambda p: p["fixtures"].get("schedpki", 0)),
+    ("the project's fixtures (hvac.Client, nomad.Nomad)",
+     lambda p: p["fixtures"].get("vault", 0) + p["fixtures"].get("n", 0)),
+    ("the rest of the set-ups (pytest's own)", lambda p: p["setup"] - sum(p["fixtures"].values())),
+    ("the tests' calls (client libraries, the requests, the tests' own work)", lambda p: p["call"]),
+    ("teardowns but the last", lambda p: p["teardown"]),
+    ("the last teardown (session fixtures: double or bao stopped)", lambda p: p.get("last_teardown", 0)),
+    ("the rest of the test loop (reports, hooks)", lambda p: p["loop_end"] - p["before_loop"] - p["setup"] - p["call"]
+     - p["teardown"] - p.get("last_teardown", 0)),
+    ("after the loop to exit (summary, pytest's exit collections)", lambda p: p["total"] - p["loop_end"]),
+    ("  of which: full garbage collections before / in / after the loop", None),
+    ("  of which: young garbage collections (whole run)", lambda p: p["gc_young"]),
+    ("process CPU at exit (time.process_time)", lambda p: p["total"]),
+    ("wall time of the last teardown", lambda p: p.get("last_teardown_wall", 0)),
+)
+
+
+def split(runs: int = 3) -> str:
+    """A Markdown table: the median CPU milliseconds (``time.process_time`` of the pytest process; bao's
+    own CPU is not in it) of each phase of ``runs`` interleaved runs of the double, bao and the floor,
+    measured by :mod:`downstream_probe`."""
+    project, floor_project = make_project(), make_project(floor=True)
+    probes: dict[str, list[dict]] = {"double": [], "bao": [], "floor": []}
+    path = os.path.join(tempfile.mkdtemp(prefix="schedpki-bench-downstream-probe-"), "probe.json")
+    try:
+        for side in ("double", "bao", "floor"):  # warm-up
+            run_suite(floor_project if side == "floor" else project, side == "bao")
+        for trial in range(runs):
+            for side in (("double", "bao", "floor") if trial % 2 == 0 else ("floor", "bao", "double")):
+                run_suite(floor_project if side == "floor" else project, side == "bao", probe=path)
+                with open(path, encoding="utf-8") as fh:
+                    probes[side].append(json.load(fh))
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.rmtree(floor_project, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    lines = ["| phase (CPU ms, median) | double | bao | floor |", "|---|---|---|---|"]
+    for name, get in SPLIT_PHASES:
+        if get is None:
+            cells = [" / ".join(f"{statistics.median(p['gc_full'][i] for p in probes[side]) * 1000:.0f}"
+                                for i in range(3)) for side in probes]
+        else:
+            cells = [f"{statistics.median(get(p) for p in probes[side]) * 1000:.0f}" for side in probes]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per side (default 3)")
     parser.add_argument("--quick", action="store_true", help="2 runs per side")
+    parser.add_argument("--split", action="store_true", help="instead: the CPU time of each phase of the runs "
+                        "(downstream_probe.py)")
     args = parser.parse_args(argv)
-    from report import table
-
-    print(table(measured(lambda: rows(2 if args.quick else args.runs))))
+    if args.split:
+        print(split(2 if args.quick else args.runs))
+        return 0
+    measured(lambda: rows(2 if args.quick else args.runs))  # prints the table
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import ssl
+import threading
 from typing import Any
 
 from .clock import Clock, SwitchableClock, warm_up_datetime_types
@@ -149,13 +150,33 @@ class Double:
 
     def stop(self) -> None:
         """Stop both listeners (idempotent). Requests held by a ``hang`` fault get what a stopped
-        server gives: their connection dropped, no answer."""
+        server gives: their connection dropped, no answer. Raises what a listener's stop raised."""
         if self.in_process:
             self.route_in_process(False)
         self.faults.abort()
-        for server in (self.scheduler_server, self.secrets_server):
-            if server is not None:
+        servers = [server for server in (self.scheduler_server, self.secrets_server) if server is not None]
+        if len(servers) < 2:
+            for server in servers:
                 server.stop()
+            return
+        # Each listener's stop waits for its accept loop to notice (up to wire.server.POLL_INTERVAL,
+        # longer on a busy machine): stopped side by side, the session's end waits once, not twice.
+        failures: list[BaseException] = []
+
+        def stop_secrets() -> None:
+            try:
+                servers[1].stop()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
+                failures.append(exc)
+
+        helper = threading.Thread(target=stop_secrets, name="schedpki-stop-secrets", daemon=True)
+        helper.start()
+        try:
+            servers[0].stop()
+        finally:
+            helper.join()
+        if failures:
+            raise failures[0]
 
     @property
     def scheduler_url(self) -> str:

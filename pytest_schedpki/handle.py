@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .acme.inspect import AcmeInspector
-from .acme.testing import enable_acme
 from .double import Double
-from .factories import Factories
-from .secrets.kv_inspection import KvInspector
 from .seed import is_default_seed
 from .sso_testing import SchedulerHandle
-from .testing import CertificateInspector
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .acme.inspect import AcmeInspector
+    from .factories import Factories
+    from .secrets.kv_inspection import KvInspector
+    from .testing import CertificateInspector
 
 
 @dataclass
@@ -70,14 +72,36 @@ class SchedpkiHandle:
         self.clock = double.clock
         self.journal = double.journal
         self.faults = double.faults
-        self.acme = AcmeInspector(double.secrets)
-        ca_pem = None
+
+    # The inspectors and factories are made (and their modules imported) on first use: most tests
+    # use none of them, and the handle is built for every test. A subclass may assign them.
+    @functools.cached_property
+    def acme(self) -> AcmeInspector:
+        from .acme.inspect import AcmeInspector
+
+        return AcmeInspector(self.double.secrets)
+
+    @functools.cached_property
+    def factories(self) -> Factories:
+        from .factories import Factories
+
+        tls, ca_pem = getattr(self.double, "tls", None), None
         if tls:
             with open(tls.ca_path, encoding="ascii") as fh:
                 ca_pem = fh.read()
-        self.factories = Factories(double.scheduler, double.secrets, double.scheduler_url, ca_pem)
-        self.certs = CertificateInspector(double.secrets)
-        self.kv = KvInspector(double.secrets)
+        return Factories(self.double.scheduler, self.double.secrets, self.double.scheduler_url, ca_pem)
+
+    @functools.cached_property
+    def certs(self) -> CertificateInspector:
+        from .testing import CertificateInspector
+
+        return CertificateInspector(self.double.secrets)
+
+    @functools.cached_property
+    def kv(self) -> KvInspector:
+        from .secrets.kv_inspection import KvInspector
+
+        return KvInspector(self.double.secrets)
 
     def seed(self, seed: str | os.PathLike | dict[str, Any]) -> None:
         """Apply a YAML seed file or mapping on top of the current state (lasts for this test).
@@ -110,6 +134,8 @@ class SchedpkiHandle:
         ``config/cluster`` ``path``, ``config/acme`` ``enabled`` plus ``config``: ``eab_policy``,
         ``allowed_roles``...); returns its directory URL ``<secrets url>/v1/<mount>/acme/directory``.
         Raises ``urllib.error.HTTPError`` with the refusal when a step is refused."""
+        from .acme.testing import enable_acme
+
         return enable_acme(self.secrets.url, mount, self.secrets.token, **config)
 
     def set_lag(self, lag: float | datetime.timedelta | None) -> None:

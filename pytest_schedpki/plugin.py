@@ -269,7 +269,6 @@ def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
     from .double import Double
     from .secrets.seed import DEV_MOUNTS_SEED
-    from .wire.tls import create_tls_material
 
     double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
                     rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
@@ -282,7 +281,10 @@ def schedpki_double(schedpki_settings: Settings):
     if not schedpki_settings.upstream.active:  # else schedpki_upstream routes each section to its side
         for seed in schedpki_settings.seeds:
             double.seed(seed)
-    double.tls = create_tls_material(schedpki_settings.host) if schedpki_settings.tls else None
+    if schedpki_settings.tls:
+        from .wire.tls import create_tls_material  # its cryptography serialization imports: only for HTTPS
+
+        double.tls = create_tls_material(schedpki_settings.host)
     try:
         double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
                      limits=schedpki_settings.limits)

@@ -18,8 +18,6 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import SeedError
-from .scheduler.seed import apply_scheduler_seed
-from .secrets.seed import apply_secrets_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from .scheduler.state import SchedulerState
@@ -88,8 +86,12 @@ def apply_seed(double: Seedable, data: dict[str, Any], source: str = "<dict>") -
         if key not in SECTIONS:
             raise SeedError(source, str(key), f"unknown section; expected one of: {', '.join(SECTIONS)}")
     if data.get("scheduler") is not None:
+        from .scheduler.seed import apply_scheduler_seed  # the services: imported by whoever seeds them
+
         apply_scheduler_seed(double.scheduler, data["scheduler"], source)
     if data.get("secrets") is not None:
+        from .secrets.seed import apply_secrets_seed
+
         apply_secrets_seed(double.secrets, data["secrets"], source)
 
 

@@ -126,3 +126,41 @@ def test_examples_pass_under_xdist_with_a_server_per_worker(pytester):
         a, b = per_worker.values()
         assert not (a & b), f"workers shared a listener: {per_worker}"
     assert urls
+
+
+def test_stopping_the_double_closes_both_listeners_and_reports_a_listener_that_failed_to_stop():
+    import socket
+
+    import pytest
+
+    from pytest_schedpki.double import Double
+
+    def refused(url: str) -> bool:
+        host, port = url.rsplit("/", 1)[1].rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except ConnectionRefusedError:
+            return True
+        return False
+
+    double = Double().start()
+    double.route_in_process()
+    urls = [double.scheduler_url, double.secrets_url]
+    threads = [double.scheduler_server._thread, double.secrets_server._thread]  # this double's accept loops
+    double.stop()
+    double.stop()  # idempotent
+    assert [refused(url) for url in urls] == [True, True]
+    assert [t.is_alive() for t in threads] == [False, False]
+
+    double = Double().start()
+    urls = [double.scheduler_url, double.secrets_url]
+    stop_secrets = double.secrets_server.stop
+
+    def failing_stop():
+        stop_secrets()
+        raise OSError("listener failed to stop")
+
+    double.secrets_server.stop = failing_stop
+    with pytest.raises(OSError, match="listener failed to stop"):
+        double.stop()
+    assert [refused(url) for url in urls] == [True, True]

@@ -52,3 +52,32 @@ def test_the_fixtures_still_import_and_start_the_double(pytester):
         """
     )
     pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
+
+
+def test_the_handle_makes_its_inspectors_and_factories_on_first_use(pytester):
+    # the handle is built for every test; most tests use only its URLs and tokens
+    lazy = ("pytest_schedpki.acme.inspect", "pytest_schedpki.factories", "pytest_schedpki.testing",
+            "pytest_schedpki.secrets.kv_inspection")
+    pytester.makepyfile(
+        f"""
+        import sys
+
+        def test_urls_only(schedpki):
+            assert schedpki.secrets.url.startswith("http://127.0.0.1:")
+            assert [m for m in {lazy!r} if m in sys.modules] == []
+            assert "pytest_schedpki.wire.tls" not in sys.modules  # HTTPS listeners only
+
+        def test_then_each_on_first_use(schedpki):
+            assert schedpki.certs.all() == [] and schedpki.kv is schedpki.kv and schedpki.acme.accounts() == []
+            schedpki.factories.secrets.mount("pki")
+            assert [m for m in {lazy!r} if m not in sys.modules] == []
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_the_seed_module_imports_the_services_only_to_seed_them():
+    code = ("import sys; import pytest_schedpki.seed; "
+            "print(sorted(m for m in sys.modules if m.startswith(('pytest_schedpki.scheduler', "
+            "'pytest_schedpki.secrets'))))")
+    assert _run(code) == "[]"
