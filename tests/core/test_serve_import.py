@@ -13,10 +13,11 @@ import sys
 # what the first health answer must not wait for (each loads on the first request that needs it)
 NOT_AT_START = (
     "jinja2", "yaml", "jwt", "freezegun", "cryptography.x509", "cryptography.hazmat.primitives.serialization",
-    "pytest_schedpki.ui.views", "pytest_schedpki.secrets.engines.pki.backend", "pytest_schedpki.secrets.engines.pki.acme",
-    "pytest_schedpki.secrets.engines.pki.codecs.detkeys", "pytest_schedpki.secrets.engines.kv",
-    "pytest_schedpki.scheduler.acl.policy", "pytest_schedpki.scheduler.aclhttp", "pytest_schedpki.scheduler.agent",
-    "pytest_schedpki.scheduler.sso.bexpr", "pytest_schedpki.scheduler.sso.oidc", "pytest_schedpki.scheduler.sso.http",
+    "pytest_schedpki.ui.app", "pytest_schedpki.ui.cert_views", "pytest_schedpki.secrets.engines.pki.backend",
+    "pytest_schedpki.secrets.engines.pki.acme", "pytest_schedpki.secrets.engines.pki.codecs.detkeys",
+    "pytest_schedpki.secrets.engines.kv", "pytest_schedpki.hcl.hcl1_json", "pytest_schedpki.scheduler.acl.policy",
+    "pytest_schedpki.scheduler.aclhttp", "pytest_schedpki.scheduler.agent", "pytest_schedpki.scheduler.sso.bexpr",
+    "pytest_schedpki.scheduler.sso.oidc", "pytest_schedpki.scheduler.sso.http",
 )
 
 # serve() as the console script runs it, up to the addresses it prints (after its listeners answer):
