@@ -260,7 +260,7 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     print(f"schedpki: scheduler ({SCHEDULER_SCOPE}) on {double.scheduler_url}")
     print(f"schedpki: secrets ({SECRETS_SCOPE}) on {double.secrets_url}")
-    from .ui.app import page_url  # the page's module loads Jinja2 only when the page is asked for
+    from .ui import page_url  # not ui.app: its views load cryptography's X.509 layer (the page loads them)
 
     print(f"schedpki: state page on {page_url(double.secrets_url, double.control_token)} (also on the scheduler's port)")
     if seeds:

@@ -29,14 +29,11 @@ from __future__ import annotations
 
 from werkzeug.wrappers import Request, Response
 
-from .aclhttp import dispatch as acl_dispatch
-from .agent.routes import dispatch as agent_dispatch
 from .decode import DecodeError, decode_method
 from .encode import method_json, stubs_json
 from .model import SchedulerError, sanitize, stub
 from .request import PLAIN, clean_path, decode_with, error_response, meta, parse_query, pretty, request_token
 from .request import error as _error
-from .sso.http import dispatch as sso_dispatch
 from .state import SchedulerState
 
 __all__ = ["PLAIN", "error_response", "make_app", "request_token"]
@@ -87,6 +84,23 @@ def _list(state: SchedulerState, request: Request) -> Response:
     return Response(text, status=200, content_type="application/json", headers=meta(result))
 
 
+_ROUTES: tuple = ()  # the dispatchers below the auth-method routes, in order, once _load_routes ran
+
+
+def _load_routes() -> tuple:
+    """Import the agent, ACL-object and SSO routes (on the first request that gets past the auth-method
+    paths, not at start-up: with their stores' parsers they are a third of the scheduler's imports) and
+    keep their dispatchers in :data:`_ROUTES`. Threads that race here import under importlib's module
+    locks and store the same tuple."""
+    global _ROUTES
+    from .aclhttp import dispatch as acl_dispatch
+    from .agent.routes import dispatch as agent_dispatch
+    from .sso.http import dispatch as sso_dispatch
+
+    _ROUTES = (agent_dispatch, acl_dispatch, sso_dispatch)
+    return _ROUTES
+
+
 def _dispatch(state: SchedulerState, request: Request) -> Response:
     path = clean_path(request.path)
     verb = request.environ.get("REQUEST_METHOD", "")  # as sent: Go's method match is case-sensitive
@@ -105,13 +119,10 @@ def _dispatch(state: SchedulerState, request: Request) -> Response:
         if verb in ("PUT", "POST"):
             return _upsert(state, request, name)
         return _error(405, "Invalid method")
-    answer = agent_dispatch(state, request, path, verb)
-    if answer is None:
-        answer = acl_dispatch(state, request, path, verb)
-    if answer is None:
-        answer = sso_dispatch(state, request, path, verb)
-    if answer is not None:
-        return answer
+    for dispatch in _ROUTES or _load_routes():
+        answer = dispatch(state, request, path, verb)
+        if answer is not None:
+            return answer
     response = Response(b"", status=404)
     del response.headers["Content-Type"]
     return response

@@ -37,8 +37,7 @@ from .encode import python_body
 from .model import AuthMethod, SchedulerError, canonicalize, merge, validate, with_hash
 from .replication import Replica, ReplicationKnobs
 from .sso.idp import IdentityProvider
-from .sso.oidc import OIDCRequests
-from .sso.store import BindingRuleStore
+from .sso.store import BindingRuleStore, OIDCRequests
 from .tokens import allows_management
 from .views import QueryResult, RegionView, WriteResult, stamp_write
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..golang.duration import go_quote
-from ..hcl import hcl1, hcl1_json
+from ..hcl import hcl1
 
 CAPABILITIES = {"create", "read", "update", "delete", "list", "sudo", "deny", "patch", "scan"}
 LEGACY_POLICY = {  # the pre-0.5 `policy = "..."` shorthand
@@ -213,7 +213,12 @@ def parse_policy_full(text: str) -> tuple[dict[str, set[str]], dict[str, list[Pa
     """:func:`parse_policy`'s capabilities and, per pattern, the :class:`ParameterRule` of each of its
     path blocks that sets ``allowed_parameters``, ``denied_parameters`` or ``required_parameters``."""
     try:
-        root = hcl1_json.parse(text) if text.lstrip().startswith("{") else hcl1.parse(text)
+        if text.lstrip().startswith("{"):
+            from ..hcl import hcl1_json  # on first use: JSON-form policies are rare (start-up time)
+
+            root = hcl1_json.parse(text)
+        else:
+            root = hcl1.parse(text)
         rules = _rules(root)
     except (hcl1.HclError, PolicyError) as exc:
         raise PolicyError(f"failed to parse policy: {exc}") from None

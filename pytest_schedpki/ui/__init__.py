@@ -11,9 +11,21 @@ URL; ``--schedpki-keep-on-failure`` holds a failed test's state for it).
 * ``app``: the WSGI application (the page, its static files, the JSON API under ``api/``) the control
   endpoints hand ``/_schedpki/ui/...`` to; ``templates/`` (Jinja2, autoescaped) and ``static/`` (one
   JavaScript and one CSS file, no build step, no CDN) ship with the package;
+* here: :data:`PREFIX` and :func:`page_url`, which ``schedpki serve`` prints once it listens (without
+  importing the page's views, which load cryptography's X.509 layer, while it answers its first
+  requests);
 * ``keep_on_failure``: the pytest option ``--schedpki-keep-on-failure`` (the plugin declares and
   configures it through this module; it imports ``pytest``, never the rest of the user surface).
 
 May import: ``scheduler/``, ``secrets/``, ``journal``, ``faults``, ``clock``, ``wire/``, ``errors``
 (never ``double``, ``control`` or the user surface: ``control`` imports this package).
 """
+
+PREFIX = "/_schedpki/ui"
+
+
+def page_url(base_url: str, control_token: str | None = None) -> str:
+    """The page's URL on a listener whose base URL is ``base_url`` (``http://127.0.0.1:4646``); with a
+    control token, a hint to append it as the ``#token=`` fragment (the token itself is not written)."""
+    url = base_url.rstrip("/") + PREFIX + "/"
+    return url + ("  (append #token=<control token>)" if control_token else "")

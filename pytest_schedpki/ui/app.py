@@ -27,10 +27,10 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from . import cert_views, double_views, scheduler_views, secrets_views
+from . import PREFIX, cert_views, double_views, scheduler_views, secrets_views
+from . import page_url as page_url  # noqa: PLC0414 - where callers found it
 from .guard import SECURITY_HEADERS, ui_refusal
 
-PREFIX = "/_schedpki/ui"
 _STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
 _environment = None
 
@@ -150,10 +150,3 @@ def make_ui_app(target):
         return handle(Request(environ))(environ, start_response)
 
     return app
-
-
-def page_url(base_url: str, control_token: str | None = None) -> str:
-    """The page's URL on a listener whose base URL is ``base_url`` (``http://127.0.0.1:4646``); with a
-    control token, a hint to append it as the ``#token=`` fragment (the token itself is not written)."""
-    url = base_url.rstrip("/") + PREFIX + "/"
-    return url + ("  (append #token=<control token>)" if control_token else "")

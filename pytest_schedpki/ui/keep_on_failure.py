@@ -83,7 +83,7 @@ class KeepOnFailure:
         double = getattr(node, "funcargs", {}).get("schedpki_double")
         if double is None or not report.failed or double.secrets_server is None:
             return
-        from .app import page_url
+        from . import page_url
 
         capture = self.config.pluginmanager.getplugin("capturemanager")
         if capture is not None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from ...golang.duration import format_duration
 from ...golang.time import GoTime
-from ..acl.policy import PolicyError, parse
 from ..model import multierror_text
 from ..tokens import ACLToken
 
@@ -75,6 +74,8 @@ def token_hash(t: ACLToken) -> bytes:
 
 def validate_policy(p: Policy) -> str | None:
     """``ACLPolicy.Validate``: name, rules (``acl.Parse`` strict), description; multierror text or None."""
+    from ..acl.policy import PolicyError, parse  # on first use: the parser and HCL, not at start-up
+
     errors = []
     if not VALID_NAME.fullmatch(p.Name):
         errors.append(f"invalid name '{p.Name}'")
@@ -107,6 +108,8 @@ def rules_json(rules: str) -> dict | None:
     """``RulesJSON``: the rules as ``ACL.GetPolicy`` parses them on read (``acl.Parse`` lenient), the
     ``acl.Policy`` struct as JSON - blocks with their expanded capabilities, ``Raw``, ``ExtraKeysHCL``;
     absent block lists are null. None when the rules do not parse (only a bypassed write can store those)."""
+    from ..acl.policy import PolicyError, parse  # on first use (start-up time)
+
     try:
         parsed = parse(rules, strict=False)
     except PolicyError:

@@ -15,7 +15,6 @@ import datetime
 import hashlib
 import json
 import re
-import secrets
 import ssl
 import urllib.error
 import urllib.request
@@ -31,43 +30,11 @@ from .jwt_validate import _int64 as go_int64
 from .jwt_validate import _ssl_context as ssl_context
 from .login import check_ready, issue_token, method_for
 
-CACHE_TTL = datetime.timedelta(minutes=6)
 REQUEST_TTL = datetime.timedelta(seconds=60)
-CACHE_MAX = 1000
 AUTH_URL_FIELDS = {"AuthMethodName": "string", "RedirectURI": "string", "ClientNonce": "string"}
 COMPLETE_FIELDS = {"AuthMethodName": "string", "ClientNonce": "string", "State": "string", "Code": "string",
                    "Iss": "string", "RedirectURI": "string"}
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
-
-
-class OIDCRequests:
-    """The server's OIDC request cache (ClientNonce -> request), part of the scheduler state."""
-
-    def __init__(self, clock):
-        self.clock = clock
-        self.reset()
-
-    def reset(self) -> None:
-        self.entries: dict[str, dict] = {}
-
-    def dump(self) -> dict:
-        return dict(self.entries)
-
-    def load(self, entries: dict) -> None:
-        self.entries = dict(entries)
-
-    def get_or_create(self, nonce: str, method, redirect: str) -> dict:
-        now = self.clock.now()
-        self.entries = {k: v for k, v in self.entries.items() if now - v["stored"] < CACHE_TTL}
-        if nonce in self.entries:
-            return self.entries[nonce]
-        if len(self.entries) >= CACHE_MAX:
-            raise SchedulerError(500, "error storing OIDC request: too many auth requests")
-        verifier = secrets.token_urlsafe(48)[:64] if method.Config.OIDCEnablePKCE else ""
-        entry = {"state": "st_" + secrets.token_urlsafe(15), "redirect": redirect, "created": now, "stored": now,
-                 "verifier": verifier}
-        self.entries[nonce] = entry
-        return entry
 
 
 def _fetch(url: str, context: ssl.SSLContext | None, data: bytes | None = None,

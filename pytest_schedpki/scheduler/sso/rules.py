@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 
 from ...golang.time import ZERO_TIME, GoTime
 from ..model import multierror_text
-from .bexpr import BexprError, parse
 
 BIND_TYPES = ("role", "policy", "management")
 FIELDS = {"ID": "string", "Description": "string", "AuthMethod": "string", "Selector": "string",
@@ -74,6 +73,8 @@ def validate(rule: BindingRule) -> str | None:
     else:
         errors.append(f"unsupported bind type: {_go_q(rule.BindType)}")
     if rule.Selector:
+        from .bexpr import BexprError, parse  # on first use: the selector grammar, not at start-up
+
         try:
             parse(rule.Selector)
         except BexprError as exc:

@@ -8,12 +8,17 @@ Follows ``nomad/acl_endpoint.go`` ``UpsertBindingRules``/``DeleteBindingRules``/
 
 from __future__ import annotations
 
+import datetime
+import secrets
 from dataclasses import replace
 
 from ..model import SchedulerError
 from ..replication import Replica
 from ..views import QueryResult, WriteResult, stamp_write
 from .rules import BindingRule, canonicalize, time_of, validate, with_hash
+
+CACHE_TTL = datetime.timedelta(minutes=6)  # an OIDC request's life in the server's cache
+CACHE_MAX = 1000
 
 
 class BindingRuleStore:
@@ -146,3 +151,33 @@ class BindingRuleStore:
             s._route_read(region, stale)
             s._authorize_management(secret, region or s._local)
         return s._blocking(run, region, min_index, wait_ns)
+
+
+class OIDCRequests:
+    """The server's OIDC request cache (ClientNonce -> request), part of the scheduler state."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.reset()
+
+    def reset(self) -> None:
+        self.entries: dict[str, dict] = {}
+
+    def dump(self) -> dict:
+        return dict(self.entries)
+
+    def load(self, entries: dict) -> None:
+        self.entries = dict(entries)
+
+    def get_or_create(self, nonce: str, method, redirect: str) -> dict:
+        now = self.clock.now()
+        self.entries = {k: v for k, v in self.entries.items() if now - v["stored"] < CACHE_TTL}
+        if nonce in self.entries:
+            return self.entries[nonce]
+        if len(self.entries) >= CACHE_MAX:
+            raise SchedulerError(500, "error storing OIDC request: too many auth requests")
+        verifier = secrets.token_urlsafe(48)[:64] if method.Config.OIDCEnablePKCE else ""
+        entry = {"state": "st_" + secrets.token_urlsafe(15), "redirect": redirect, "created": now, "stored": now,
+                 "verifier": verifier}
+        self.entries[nonce] = entry
+        return entry

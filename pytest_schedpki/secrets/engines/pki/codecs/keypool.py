@@ -34,8 +34,6 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from pytest_schedpki.process import native_work
 
-from . import detkeys
-
 DEFAULT_SIZE = 4  # RSA keys kept ready per pooled size
 POOLED_BITS = (2048,)
 ENV_SIZE = "SCHEDPKI_RSA_KEY_POOL"
@@ -133,6 +131,8 @@ class KeyPool:
             return ec.generate_private_key(curve)
         with self._cond:
             number = self._draw(("ec", curve.name))
+        from . import detkeys  # only with a seed: it loads cryptography's serialization (start-up time)
+
         return detkeys.derive_ec(self.seed, curve, number)
 
     def ed25519(self) -> ed25519.Ed25519PrivateKey:
@@ -141,6 +141,8 @@ class KeyPool:
             return ed25519.Ed25519PrivateKey.generate()
         with self._cond:
             number = self._draw(("ed25519", 0))
+        from . import detkeys  # only with a seed (start-up time)
+
         return detkeys.derive_ed25519(self.seed, number)
 
     def warm(self, idle: bool = False) -> None:
@@ -196,6 +198,8 @@ class KeyPool:
         with native_work.busy():  # made without the GIL: the process exit waits for it (see native_work)
             if self.seed is None:
                 return rsa.generate_private_key(public_exponent=PUBLIC_EXPONENT, key_size=bits)
+            from . import detkeys  # only with a seed (start-up time)
+
             return detkeys.rsa_key(self.seed, bits, number)
 
     def _start_locked(self, bits: int) -> None:
