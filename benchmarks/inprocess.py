@@ -11,7 +11,8 @@ has the workload of :mod:`pki` (a ``pki`` mount with an RSA-2048 root, roles ``e
 Rows: issue EC P-256, sign an RSA-2048 CSR, read a role (req/s, "double over bao"), hvac's own cost
 against a null application (the in-process path answering a canned body: what bounds any double), and
 "import + start + set-up + first issuance" (a fresh interpreter with requests and hvac loaded
-vs bao's process from ``Popen``; ms). :func:`rows` is what ``benchmarks/run.py`` calls.
+vs bao's process from ``Popen``; ms). The scheduler's ACL reads (python-nomad, against their ceilings) come
+from :mod:`sched_inprocess`. :func:`rows` is what ``benchmarks/run.py`` calls.
 """
 
 from __future__ import annotations
@@ -264,8 +265,11 @@ def request_rows(rounds: int, scale: float) -> list[Row]:
 
 def rows(rounds: int = 5, scale: float = 1.0, trials: int = 5) -> list[Row]:
     """The in-process rows (see the module doc): ``rounds`` interleaved rounds of ``scale`` times the
-    full request counts, ``trials`` fresh first-issuance starts per side."""
-    return request_rows(rounds, scale) + first_issue_rows(trials)
+    full request counts, ``trials`` fresh first-issuance starts per side; then the scheduler's ACL reads
+    against their ceilings (:mod:`sched_inprocess`)."""
+    import sched_inprocess
+
+    return request_rows(rounds, scale) + first_issue_rows(trials) + sched_inprocess.rows(rounds, scale)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,8 @@
   Default, Config (leeways first, map keys sorted, nothing omitted, nil as ``null``), Hash
   (base64), CreateTime, ModifyTime (RFC3339Nano), CreateIndex, ModifyIndex; ``<``, ``>``, ``&``,
   U+2028 and U+2029 are escaped as ``\\u003c``... Give it a sanitized method.
+* :func:`sanitized_json` is ``method_json(sanitize(m))`` for a stored method, remembered per record
+  (stored methods are frozen and replaced on write; :class:`~.views.Remembered`).
 * :func:`stubs_json` is the list body (go-msgpack's JSON handle: declared order, no HTML escaping,
   4-space indentation plus a newline with ``?pretty``).
 * :func:`method_to_dict` / :func:`stub_to_dict` give the same shapes as Python values;
@@ -21,7 +23,8 @@ from dataclasses import fields, is_dataclass
 from ..golang.duration import format_duration
 from ..golang.time import GoTime
 from .decode import LEEWAYS, DecodeError
-from .model import AuthMethod, AuthMethodConfig, AuthMethodStub
+from .model import AuthMethod, AuthMethodConfig, AuthMethodStub, sanitize
+from .views import Remembered
 
 _KEY_NAMES = ("PemKey", "PemKeyFile", "KeyIDHeader", "PemCert", "PemCertFile", "KeyID")
 
@@ -95,6 +98,11 @@ def _go_escape(text: str, html: bool) -> str:
 def method_json(m: AuthMethod) -> str:
     """Compact JSON exactly as ``ACLAuthMethod.MarshalJSON`` writes it (pass a sanitized method)."""
     return _go_escape(json.dumps(method_to_dict(m), ensure_ascii=False, separators=(",", ":")), html=True)
+
+
+#: ``method_json(sanitize(m))`` of a stored method, what a read answers; remembered per stored record
+#: (the decoder builds them from tuples and frozen maps, writes replace them: never changed in place)
+sanitized_json = Remembered(lambda m: method_json(sanitize(m)))
 
 
 def stubs_json(stubs: list[AuthMethodStub], pretty: bool = False) -> str:

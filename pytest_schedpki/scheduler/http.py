@@ -30,9 +30,22 @@ from __future__ import annotations
 from werkzeug.wrappers import Request, Response
 
 from .decode import DecodeError, decode_method
-from .encode import method_json, stubs_json
+from .encode import method_json, sanitized_json, stubs_json
 from .model import SchedulerError, sanitize, stub
-from .request import PLAIN, clean_path, decode_with, error_response, meta, parse_query, pretty, request_token
+from .request import (
+    ANSWERS,
+    PLAIN,
+    LazyRequest,
+    Reply,
+    clean_path,
+    decode_with,
+    error_response,
+    meta,
+    parse_query,
+    pretty,
+    reply,
+    request_token,
+)
 from .request import error as _error
 from .state import SchedulerState
 
@@ -41,47 +54,45 @@ __all__ = ["PLAIN", "error_response", "make_app", "request_token"]
 LIST_PATH = "/v1/acl/auth-methods"
 CREATE_PATH = "/v1/acl/auth-method"
 NAMED_PREFIX = "/v1/acl/auth-method/"
+JSON = "application/json"
 
 
-def _upsert(state: SchedulerState, request: Request, name: str) -> Response:
+def _upsert(state: SchedulerState, request: Request, name: str) -> Reply | Response:
     method = decode_with(request, decode_method, DecodeError)
-    if isinstance(method, Response):
+    if isinstance(method, ANSWERS):
         return method
     if name and name != method.Name:
         return _error(400, "ACL auth-method name does not match request path")
     result = state.apply_upsert(method, request_token(request), check_token=True)
     text = method_json(sanitize(result.method)) + ("\n" if pretty(request) else "")
-    return Response(text, status=200, content_type="application/json",
-                    headers={"X-Nomad-Index": str(result.index)})
+    return reply(text, 200, JSON, {"X-Nomad-Index": str(result.index)})
 
 
-def _delete(state: SchedulerState, request: Request, name: str) -> Response:
+def _delete(state: SchedulerState, request: Request, name: str) -> Reply | Response:
     index = state.delete_auth_method(name, request_token(request), check_token=True)
-    response = Response(b"", status=200, headers={"X-Nomad-Index": str(index)})
-    del response.headers["Content-Type"]
-    return response
+    return reply(b"", 200, None, {"X-Nomad-Index": str(index)})
 
 
-def _read(state: SchedulerState, request: Request, name: str) -> Response:
+def _read(state: SchedulerState, request: Request, name: str) -> Reply | Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     region, index, wait_ns, stale = parsed
     result = state.query_get(name, region, request_token(request), index, wait_ns, stale)
     if result.value is None:
         return _error(404, "ACL auth-method not found", meta(result))
-    text = method_json(sanitize(result.value)) + ("\n" if pretty(request) else "")
-    return Response(text, status=200, content_type="application/json", headers=meta(result))
+    text = sanitized_json(result.value) + ("\n" if pretty(request) else "")
+    return reply(text, 200, JSON, meta(result))
 
 
-def _list(state: SchedulerState, request: Request) -> Response:
+def _list(state: SchedulerState, request: Request) -> Reply | Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     region, index, wait_ns, stale = parsed
     result = state.query_list(region, index, wait_ns, stale)
     text = stubs_json([stub(m) for m in result.value], pretty=pretty(request))
-    return Response(text, status=200, content_type="application/json", headers=meta(result))
+    return reply(text, 200, JSON, meta(result))
 
 
 _ROUTES: tuple = ()  # the dispatchers below the auth-method routes, in order, once _load_routes ran
@@ -101,7 +112,7 @@ def _load_routes() -> tuple:
     return _ROUTES
 
 
-def _dispatch(state: SchedulerState, request: Request) -> Response:
+def _dispatch(state: SchedulerState, request: Request) -> Reply | Response:
     path = clean_path(request.path)
     verb = request.environ.get("REQUEST_METHOD", "")  # as sent: Go's method match is case-sensitive
     if path == LIST_PATH:
@@ -123,9 +134,7 @@ def _dispatch(state: SchedulerState, request: Request) -> Response:
         answer = dispatch(state, request, path, verb)
         if answer is not None:
             return answer
-    response = Response(b"", status=404)
-    del response.headers["Content-Type"]
-    return response
+    return reply(b"", 404, None)  # a bare 404: no Content-Type
 
 
 def make_app(state: SchedulerState):
@@ -135,7 +144,7 @@ def make_app(state: SchedulerState):
     any other exception escapes to the server guard (recorded, answered with :func:`error_response`).
     """
     def app(environ, start_response):
-        request = Request(environ)
+        request = LazyRequest(environ)
         try:
             response = _dispatch(state, request)
         except SchedulerError as exc:

@@ -4,15 +4,20 @@
 * :func:`parse_query` - ``stale``, ``per_page``, ``wait``, ``index`` and ``region`` with Nomad's 400 texts;
 * :func:`read_body` - the raw body, None for Go's ``http.NoBody``; :func:`decode_with` - a write's body
   decoded, or the 400 answer;
-* :func:`error` / :func:`meta` / :func:`pretty` / :func:`clean_path` - answers and headers.
+* :func:`error` / :func:`meta` / :func:`pretty` / :func:`clean_path` - answers and headers;
+* :class:`Reply` / :func:`reply` - a finished answer, the bytes werkzeug's ``Response`` would send;
+  :data:`ANSWERS` - what a parsing step returns when it has answered the request itself.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
+from collections.abc import Callable, Iterable
 
 from werkzeug.exceptions import HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wrappers import Request, Response
 
 from ..golang.duration import GoDurationError, parse_duration
@@ -36,13 +41,128 @@ def error_response(exc: BaseException) -> Response:
     return Response(str(exc) or type(exc).__name__, status=500, content_type=PLAIN)
 
 
-def error(status: int, text: str, headers: dict | None = None) -> Response:
+_STATUS_LINES: dict[int, str] = {}  # code -> werkzeug's WSGI status line
+
+
+class Reply:
+    """A finished answer as a small WSGI application: ``body`` (bytes), ``status`` (int) and
+    ``header_list`` (name, value pairs in order, ``Content-Length`` excluded); see :func:`reply`.
+
+    Called, it sends what werkzeug's ``Response`` sends for the same answer: werkzeug's status line
+    (``200 OK``, ``404 NOT FOUND``, ``<code> UNKNOWN``), the headers in order, then
+    ``Content-Length``; a ``HEAD`` request gets no body. Building and calling a werkzeug ``Response``
+    costs ~20-30 us a request, mostly its ``Headers`` bookkeeping. ``status_code``, ``headers``,
+    ``get_data()`` and ``get_json()`` mirror werkzeug's for code that inspects an answer.
+    """
+
+    __slots__ = ("status_code", "body", "header_list")
+
+    def __init__(self, body: bytes, status: int, header_list: list[tuple[str, str]]):
+        self.status_code = status
+        self.body = body
+        self.header_list = header_list
+
+    @property
+    def status(self) -> str:
+        line = _STATUS_LINES.get(self.status_code)
+        if line is None:  # werkzeug's Response._clean_status for an int
+            line = f"{self.status_code} {HTTP_STATUS_CODES.get(self.status_code, 'unknown').upper()}"
+            if len(_STATUS_LINES) < 1000:  # codes are 100-999: bounded
+                _STATUS_LINES[self.status_code] = line
+        return line
+
+    @property
+    def headers(self):
+        from werkzeug.datastructures import Headers
+
+        return Headers(self.header_list + [("Content-Length", str(len(self.body)))])
+
+    @property
+    def data(self) -> bytes:
+        return self.body
+
+    def get_data(self, as_text: bool = False) -> bytes | str:
+        return self.body.decode() if as_text else self.body
+
+    def get_json(self):
+        return json.loads(self.body)
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        start_response(self.status, self.header_list + [("Content-Length", str(len(self.body)))])
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [self.body]
+
+
+#: what a parsing step (:func:`parse_query`, :func:`read_body`, :func:`decode_with`) returns when it
+#: has answered the request itself: ``isinstance(value, ANSWERS)``
+ANSWERS = (Reply, Response)
+
+
+def reply(body: str | bytes, status: int, content_type: str | None, headers: dict[str, str] | None = None):
+    """What werkzeug's ``Response(body, status=status, content_type=content_type, headers=headers)``
+    sends, as a :class:`Reply`: the ``headers`` in order, ``Content-Type`` appended (or, given among
+    them, replaced in place: werkzeug's ``Headers.set``), then ``Content-Length``. ``content_type``
+    None: no Content-Type at all (what the scheduler's empty answers send after deleting werkzeug's
+    default). A status werkzeug frames specially (below 200, 204, 304) or a header value werkzeug
+    would refuse or convert (not a string, or holding a line break: its ``ValueError``) goes to
+    werkzeug's ``Response`` itself."""
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    header_list: list[tuple[str, str]] = []
+    placed = content_type is None
+    plain = 200 <= status and status not in (204, 304)
+    if headers:
+        for name, value in headers.items():
+            if type(value) is not str or "\n" in value or "\r" in value:
+                plain = False
+            if name.lower() == "content-type":
+                if not placed:
+                    header_list.append(("Content-Type", content_type))
+                    placed = True
+                continue  # werkzeug's Headers.set: the first one replaced, the others dropped
+            header_list.append((name, value))
+    if not plain:
+        response = Response(data, status=status, content_type=content_type or PLAIN, headers=headers)
+        if content_type is None:
+            del response.headers["Content-Type"]
+        return response
+    if not placed:
+        header_list.append(("Content-Type", content_type))
+    return Reply(data, status, header_list)
+
+
+def error(status: int, text: str, headers: dict | None = None) -> Reply | Response:
     """Nomad's plain-text error answer: ``status``, ``text`` as the body (``text/plain; charset=utf-8``)."""
-    return Response(text, status=status, content_type=PLAIN, headers=headers)
+    return reply(text, status, PLAIN, headers)
+
+
+class LazyRequest:
+    """The request as the routes see it: ``environ`` and ``path`` at once, any other attribute
+    (``args``, ``headers``, ``stream``, ``form``, ``host_url``...) from werkzeug's ``Request``, built
+    on first use. The hot routes read only the environ (the token, the method, an empty query string),
+    so most requests never pay werkzeug's request set-up (~3-5 us: its server tuple, header view and
+    decoded paths). ``path`` is werkzeug's: ``PATH_INFO`` decoded as its ``_wsgi_decoding_dance`` does
+    (the latin-1 text's bytes read as UTF-8, errors replaced), with one leading slash."""
+
+    __slots__ = ("environ", "path", "_full")
+
+    def __init__(self, environ: dict):
+        self.environ = environ
+        path = environ.get("PATH_INFO") or ""
+        if not path.isascii():
+            path = path.encode("latin1").decode(errors="replace")
+        self.path = "/" + path.lstrip("/")
+        self._full: Request | None = None
+
+    def __getattr__(self, name: str):
+        full = self._full
+        if full is None:
+            full = self._full = Request(self.environ)
+        return getattr(full, name)
 
 
 def clean_path(path: str) -> str:
     """Go's ServeMux cleanPath (which upstream answers with a 301 redirect; the double just serves it)."""
+    if path.startswith("/") and "//" not in path and "/." not in path:
+        return path  # no empty, "." or ".." element: already clean (a trailing slash is kept)
     if not path.startswith("/"):
         path = "/" + path
     cleaned = posixpath.normpath(_SLASHES.sub("/", path))
@@ -54,12 +174,15 @@ def clean_path(path: str) -> str:
 
 
 def request_token(request: Request) -> str:
-    """The ACL token secret, read as Nomad's ``parseToken`` does ("" = anonymous)."""
-    for header in ("X-Nomad-Token", "X-Scheduler-Token"):
-        value = request.headers.get(header)
+    """The ACL token secret, read as Nomad's ``parseToken`` does ("" = anonymous). The headers are
+    read from the environ as werkzeug's ``EnvironHeaders.get`` reads them (``HTTP_<NAME>``), without
+    building the request's header view."""
+    environ = request.environ
+    for key in ("HTTP_X_NOMAD_TOKEN", "HTTP_X_SCHEDULER_TOKEN"):
+        value = environ.get(key)
         if value:
             return value.strip()
-    auth = request.headers.get("Authorization")
+    auth = environ.get("HTTP_AUTHORIZATION")
     if auth:
         parts = auth.split(" ")
         if len(parts) > 1 and parts[0].lower() == "bearer":
@@ -67,8 +190,20 @@ def request_token(request: Request) -> str:
     return ""
 
 
+def query_arg(request: Request, name: str) -> str:
+    """The first value of the query parameter ``name``, ``""`` when absent: werkzeug's
+    ``request.args.get(name, "")``, without parsing an empty query string or raising and catching a
+    KeyError for an absent name."""
+    if not request.environ.get("QUERY_STRING"):
+        return ""
+    args = request.args
+    return args[name] if name in args else ""
+
+
 def pretty(request: Request) -> bool:
     """Whether ``?pretty`` asks for indented JSON (present, and not ``pretty=0``), as Nomad's ``wrap``."""
+    if not request.environ.get("QUERY_STRING"):  # nothing to parse: werkzeug's args would be empty
+        return False
     values = request.args.getlist("pretty")
     return "pretty" in request.args and bool(values) and (values[0] == "" or values[0] != "0")
 
@@ -83,29 +218,33 @@ def _parse_int(text: str, bits: int, signed: bool) -> int | None:
     return value if low <= value <= high else None
 
 
-def parse_query(request: Request) -> tuple[str, int, int, bool] | Response:
+def parse_query(request: Request) -> tuple[str, int, int, bool] | Reply | Response:
     """Nomad's ``parse``: returns (region, index, wait in ns, stale) or the 400 response, checked in
     order stale, per_page, wait, index."""
+    if not request.environ.get("QUERY_STRING"):  # nothing sent: every default
+        return "", 0, 0, False
     args = request.args
-    region = args.get("region", "")
+    # ``x in args and args[x]`` is werkzeug's ``args.get(x, "")`` (the first value) without the
+    # KeyError it raises and catches for every parameter not sent
+    region = args["region"] if "region" in args else ""
     stale = False
     if "stale" in args:
-        value = args.getlist("stale")[0]
+        value = args["stale"]
         if value != "" and value not in _GO_BOOLS:
             return error(400, "Expect `true` or `false` for `stale` query string parameter")
         stale = value == "" or _GO_BOOLS[value]
-    per_page = args.get("per_page", "")
+    per_page = args["per_page"] if "per_page" in args else ""
     if per_page != "" and _parse_int(per_page, 32, signed=True) is None:
         return error(400, "Expect a number for `per_page` query string parameter")
     wait_ns = 0
-    wait = args.get("wait", "")
+    wait = args["wait"] if "wait" in args else ""
     if wait != "":
         try:
             wait_ns = parse_duration(wait)
         except GoDurationError:
             return error(400, "Invalid wait time")
     index = 0
-    raw_index = args.get("index", "")
+    raw_index = args["index"] if "index" in args else ""
     if raw_index != "":
         parsed = _parse_int(raw_index, 64, signed=False)
         if parsed is None:
@@ -119,7 +258,7 @@ def decode_with(request: Request, decoder, errors: type[Exception] | tuple = Val
     ``http.NoBody``), the text of the decoder's ``errors`` (Go's JSON and field texts), or the body-size
     refusal of :func:`read_body`."""
     body = read_body(request)
-    if isinstance(body, Response):
+    if isinstance(body, ANSWERS):
         return body
     if body is None:
         return error(400, "Request body is empty")
@@ -136,7 +275,7 @@ def meta(result: QueryResult) -> dict:
             "X-Nomad-KnownLeader": "true" if result.known_leader else "false"}
 
 
-def read_body(request: Request) -> bytes | None | Response:
+def read_body(request: Request) -> bytes | None | Reply | Response:
     """The raw body (never via request.form), None when Go would see ``http.NoBody``; a body over
     :data:`MAX_BODY_SIZE` is ``413 http: request body too large`` (unread when its length is announced)."""
     environ = request.environ

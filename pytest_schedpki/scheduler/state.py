@@ -353,7 +353,8 @@ class SchedulerState(TokenAdmin, ReplicationKnobs):
         wakes nobody."""
         advanced = False
         for replica in self._replicas():
-            advanced = replica.advance() or advanced
+            if replica.pending:  # Replica.advance() returns False at once without pending writes
+                advanced = replica.advance() or advanced
         if advanced:
             self._cond.notify_all()
 

@@ -50,3 +50,30 @@ def stamp_write(record, existing, index: int):
     if existing is not None:
         return replace(record, CreateIndex=existing.CreateIndex, CreateTime=existing.CreateTime, ModifyIndex=index)
     return replace(record, CreateIndex=index, ModifyIndex=index)
+
+
+class Remembered:
+    """``encode(record, *extra)`` (a record's JSON text) remembered per record object and ``extra``,
+    at most ``size`` entries (all dropped when full).
+
+    Only for records that are never changed in place: frozen dataclasses holding strings, numbers,
+    tuples, frozen maps, ``GoTime`` or ``datetime`` values. The stores replace a record on every write
+    (``dataclasses.replace``), so the text of a stored object never goes stale, and each entry holds
+    its record, so the ``id`` it is keyed by cannot be reused by another object while it is there.
+    Thread-safe as far as it matters: two threads may both encode a record, with the same text."""
+
+    def __init__(self, encode, size: int = 4096):
+        self._encode = encode
+        self._size = size
+        self._entries: dict[tuple, tuple[object, str]] = {}
+
+    def __call__(self, record, *extra) -> str:
+        key = (id(record), *extra)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is record:
+            return entry[1]
+        text = self._encode(record, *extra)
+        if len(self._entries) >= self._size:
+            self._entries.clear()
+        self._entries[key] = (record, text)
+        return text

@@ -6,7 +6,8 @@
 
 Auth methods are served by ``scheduler/http.py``; binding rules, login and OIDC by ``sso/http.py``.
 
-May import: ``aclstore/``, ``sso/`` (body decoding, JSON), the scheduler's ``request``, ``golang/``; the
+May import: ``aclstore/``, ``sso/`` (body decoding, JSON), the scheduler's ``request`` and ``views``
+(``Remembered``: a stored record's JSON text kept per record), ``golang/``; the
 scheduler's ``http`` and ``sso/http`` import it, never ``secrets/`` or the double.
 """
 

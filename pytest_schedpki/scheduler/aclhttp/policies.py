@@ -13,16 +13,20 @@ from __future__ import annotations
 from werkzeug.wrappers import Request, Response
 
 from ..aclstore.objects import POLICY_FIELDS, ROLE_FIELDS, Policy, Role, policy_to_dict, role_to_dict
-from ..request import error, meta, parse_query, pretty, request_token
+from ..request import ANSWERS, error, meta, parse_query, pretty, request_token
 from ..sso.body import decode_body, empty_response, json_response
 from ..sso.rules import msgpack_json
+from ..views import Remembered
 
 ROLE_LINK = "[]*structs.ACLRolePolicyLink"
+# a stored policy's JSON (``RulesJSON`` parses its rules) per policy object: policies are frozen and
+# replaced on write, and the parse depends on the rules text alone
+_POLICY_TEXT = Remembered(lambda policy, indent: msgpack_json(policy_to_dict(policy), indent))
 
 
 def _query(request: Request):
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     return parsed[1], parsed[2]
 
@@ -32,7 +36,7 @@ def _policies(state, request: Request, name: str | None, verb: str) -> Response:
     token = request_token(request)
     if verb == "GET":
         q = _query(request)
-        if isinstance(q, Response):
+        if isinstance(q, ANSWERS):
             return q
         if name is None:
             result = acl.query_policies(token, *q)
@@ -41,11 +45,11 @@ def _policies(state, request: Request, name: str | None, verb: str) -> Response:
         result = acl.query_policy(name, token, *q)
         if result.value is None:
             return error(404, "ACL policy not found", meta(result))
-        return json_response(msgpack_json(policy_to_dict(result.value), pretty(request)), None, meta(result))
+        return json_response(_POLICY_TEXT(result.value, pretty(request)), None, meta(result))
     if verb == "DELETE":
         return empty_response(acl.delete_policy(name, token, check_token=True))
     values = decode_body(request, "ACLPolicy", POLICY_FIELDS)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     if values.get("Name", "") != name:
         return error(400, "ACL policy name does not match request path")
@@ -55,7 +59,7 @@ def _policies(state, request: Request, name: str | None, verb: str) -> Response:
 
 def _role_write(state, request: Request, role_id: str) -> Response:
     values = decode_body(request, "ACLRole", ROLE_FIELDS, ROLE_LINK)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     if role_id and values.get("ID", "") != role_id:
         return error(400, "ACL role ID does not match request path")
@@ -67,7 +71,7 @@ def _role_write(state, request: Request, role_id: str) -> Response:
 
 def _role_read(state, request: Request, key: str | None, by_name: bool) -> Response:
     q = _query(request)
-    if isinstance(q, Response):
+    if isinstance(q, ANSWERS):
         return q
     token = request_token(request)
     if key is None:

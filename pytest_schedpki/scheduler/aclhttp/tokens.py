@@ -25,8 +25,19 @@ from ..aclstore import bootstrap as boot
 from ..aclstore import one_time, tokens
 from ..aclstore.objects import encoding_json, token_to_dict
 from ..aclstore.token_list import query_tokens
-from ..request import decode_with, error, meta, parse_query, pretty, read_body, request_token
+from ..request import (
+    ANSWERS,
+    decode_with,
+    error,
+    meta,
+    parse_query,
+    pretty,
+    query_arg,
+    read_body,
+    request_token,
+)
 from ..sso.body import BodyError, decode_body, decode_struct, empty_response, json_response
+from ..views import Remembered
 from .token_body import decode_token
 
 ANONYMOUS_TOKEN = {"ExpirationTTL": "", "AccessorID": "anonymous", "SecretID": "", "Name": "Anonymous Token",
@@ -36,9 +47,22 @@ _READ_META = {"X-Nomad-KnownLeader": "true", "X-Nomad-LastContact": "0"}
 _WRITE_VERBS = ("PUT", "POST")
 
 
+def _token_text(token, names: tuple[str, ...]) -> str:
+    return encoding_json(token_to_dict(token, dict(zip(token.Roles or (), names, strict=True))))
+
+
+# a stored token's JSON per token object and the current names of its roles (tokens are frozen and
+# replaced on write; a role's rename changes ``names``); list entries per token object
+_TOKEN_TEXT = Remembered(_token_text)
+_STUB_TEXT = Remembered(lambda token: encoding_json(token_to_dict(token, {}, stub=True)))
+_ANONYMOUS_TEXT = encoding_json(ANONYMOUS_TOKEN)
+
+
 def token_json(state, token, request: Request) -> str:
     """The full token (with its SecretID) as Nomad writes it, a newline after it with ``?pretty``."""
-    return encoding_json(token_to_dict(token, state.acl.role_names())) + ("\n" if pretty(request) else "")
+    roles = state.acl.roles
+    names = tuple(roles[i].Name if i in roles else "" for i in token.Roles or ())
+    return _TOKEN_TEXT(token, names) + ("\n" if pretty(request) else "")
 
 
 def _time(value) -> str:
@@ -47,7 +71,7 @@ def _time(value) -> str:
 
 def _bootstrap(state, request: Request) -> Response:
     body = read_body(request)
-    if isinstance(body, Response):
+    if isinstance(body, ANSWERS):
         return body
     secret = ""
     if body is not None:  # Nomad decodes only when Content-Length != 0
@@ -62,16 +86,15 @@ def _bootstrap(state, request: Request) -> Response:
 
 def _list(state, request: Request) -> Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     _, index, wait_ns, _ = parsed
-    args = request.args
-    per_page = int(args.get("per_page", "") or 0)
-    result = query_tokens(state, request_token(request), args.get("prefix", ""), args.get("filter", ""),
-                          max(per_page, 0), args.get("next_token", ""), args.get("reverse", "") == "true",
+    per_page = int(query_arg(request, "per_page") or 0)
+    result = query_tokens(state, request_token(request), query_arg(request, "prefix"), query_arg(request, "filter"),
+                          max(per_page, 0), query_arg(request, "next_token"), query_arg(request, "reverse") == "true",
                           index, wait_ns)
     page = result.value
-    body = encoding_json([token_to_dict(t, {}, stub=True) for t in page.stubs])
+    body = "[" + ",".join(_STUB_TEXT(t) for t in page.stubs) + "]"  # = encoding_json of the list
     headers = meta(result)
     if page.next_token:
         headers["X-Nomad-NextToken"] = page.next_token
@@ -80,7 +103,7 @@ def _list(state, request: Request) -> Response:
 
 def _read(state, request: Request, accessor: str) -> Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     _, index, wait_ns, _ = parsed
     result = tokens.query_token(state, accessor, request_token(request), index, wait_ns)
@@ -91,17 +114,17 @@ def _read(state, request: Request, accessor: str) -> Response:
 
 def _self(state, request: Request) -> Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     token = tokens.whoami(state, request_token(request))
     if token is None:
-        return json_response(encoding_json(ANONYMOUS_TOKEN), 0, _READ_META)
+        return json_response(_ANONYMOUS_TEXT, 0, _READ_META)
     return json_response(token_json(state, token, request), token.ModifyIndex, _READ_META)
 
 
 def _write(state, request: Request, accessor: str) -> Response:
     values = decode_with(request, decode_token, BodyError)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     if accessor and values.AccessorID != accessor:
         return error(400, "ACL token accessor does not match request path")
@@ -118,7 +141,7 @@ def _one_time(state, request: Request, exchange: bool) -> Response:
                 "Index": index}
         return json_response(encoding_json(body) + ("\n" if pretty(request) else ""), index)
     values = decode_body(request, "OneTimeTokenExchangeRequest", {"OneTimeSecretID": "string"})
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     index, token = one_time.exchange_one_time_token(state, values.get("OneTimeSecretID", ""))
     body = '{"Token":' + token_json(state, token, request).rstrip("\n") + f',"Index":{index}}}'

@@ -23,6 +23,7 @@ import random
 from werkzeug.wrappers import Request, Response
 
 from ..model import SchedulerError
+from ..request import ANSWERS
 from .profile import ROTATION_THRESHOLD_NS, profile_of
 from .reply import json_answer, query_meta, read_route
 
@@ -43,7 +44,7 @@ def _max_age(state, create_time_ns: int) -> int:
 def jwks(state, request: Request) -> Response:
     """``GET /.well-known/jwks.json`` (see the module doc)."""
     routed = read_route(state, request)
-    if isinstance(routed, Response):
+    if isinstance(routed, ANSWERS):
         return routed
     region, _stale = routed
     key = profile_of(state).key
@@ -55,7 +56,7 @@ def jwks(state, request: Request) -> Response:
 def discovery(state, request: Request) -> Response:
     """``GET /.well-known/openid-configuration`` (see the module doc)."""
     routed = read_route(state, request)
-    if isinstance(routed, Response):
+    if isinstance(routed, ANSWERS):
         return routed
     issuer = profile_of(state).oidc_issuer
     if not issuer:

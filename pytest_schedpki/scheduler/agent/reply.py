@@ -13,7 +13,7 @@ import json
 from werkzeug.wrappers import Request, Response
 
 from ..model import SchedulerError
-from ..request import parse_query, pretty
+from ..request import ANSWERS, parse_query, pretty, reply
 
 NO_LEADER = "No cluster leader"
 NO_PATH = "No path to region"
@@ -26,7 +26,7 @@ def json_answer(request: Request, value: object, headers: dict | None = None) ->
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return Response(text, status=200, content_type="application/json", headers=headers)
+    return reply(text, 200, "application/json", headers)
 
 
 def target_region(state, region: str) -> str:
@@ -44,7 +44,7 @@ def read_route(state, request: Request) -> tuple[str, bool] | Response:
     Raises ``500 No path to region`` / ``500 No cluster leader`` (the local region without a
     leader and without ``?stale``; another region is answered by its own leader)."""
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     region, _index, _wait, stale = parsed
     region = target_region(state, region)

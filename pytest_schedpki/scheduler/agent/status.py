@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from werkzeug.wrappers import Request, Response
 
+from ..request import ANSWERS
 from .profile import profile_of
 from .reply import json_answer, read_route
 
@@ -21,7 +22,7 @@ from .reply import json_answer, read_route
 def leader(state, request: Request) -> Response:
     """``GET /v1/status/leader``."""
     routed = read_route(state, request)
-    if isinstance(routed, Response):
+    if isinstance(routed, ANSWERS):
         return routed
     region, _stale = routed
     known = region != state.region or state.leader
@@ -31,6 +32,6 @@ def leader(state, request: Request) -> Response:
 def peers(state, request: Request) -> Response:
     """``GET /v1/status/peers``."""
     routed = read_route(state, request)
-    if isinstance(routed, Response):
+    if isinstance(routed, ANSWERS):
         return routed
     return json_answer(request, [profile_of(state).rpc_addr])

@@ -16,7 +16,7 @@ from __future__ import annotations
 from werkzeug.wrappers import Request, Response
 
 from ...golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, kind_name
-from ..request import decode_with
+from ..request import Reply, decode_with, reply
 
 _GOTYPES = {"string": "string", "bool": "bool", "uint64": "uint64", "strings": "[]string"}
 
@@ -114,21 +114,19 @@ def decode_struct(data: bytes, struct: str, spec: dict[str, str], link_type: str
     return out
 
 
-def json_response(text: str, index: int | None, headers: dict | None = None) -> Response:
+def json_response(text: str, index: int | None, headers: dict | None = None) -> Reply | Response:
     """A 200 JSON answer with ``X-Nomad-Index`` (when ``index`` is not None) and extra headers."""
     hdrs = dict(headers or {})
     if index is not None:
         hdrs.setdefault("X-Nomad-Index", str(index))
-    return Response(text, status=200, content_type="application/json", headers=hdrs)
+    return reply(text, 200, "application/json", hdrs)
 
 
-def empty_response(index: int) -> Response:
+def empty_response(index: int) -> Reply | Response:
     """A 200 with no body and no Content-Type (Nomad's writes that reply nothing)."""
-    response = Response(b"", status=200, headers={"X-Nomad-Index": str(index)})
-    del response.headers["Content-Type"]
-    return response
+    return reply(b"", 200, None, {"X-Nomad-Index": str(index)})
 
 
-def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Response:
+def decode_body(request: Request, struct: str, spec: dict, link_type: str = "") -> dict | Reply | Response:
     """The body decoded for a write, or the 400 answer (empty body, Go JSON errors)."""
     return decode_with(request, lambda body: decode_struct(body, struct, spec, link_type), BodyError)

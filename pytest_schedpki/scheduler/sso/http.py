@@ -20,7 +20,7 @@ from werkzeug.wrappers import Request, Response
 
 from ..aclhttp.tokens import token_json
 from ..aclstore.objects import encoding_json
-from ..request import error, meta, parse_query, pretty, request_token
+from ..request import ANSWERS, error, meta, parse_query, pretty, request_token
 from .body import decode_body, empty_response, json_response
 from .idp import PREFIX as IDP_PREFIX
 from .idp import dispatch as idp_dispatch
@@ -35,7 +35,7 @@ RULE_PREFIX = "/v1/acl/binding-rule/"
 
 def _rule_write(state, request: Request, rule_id: str) -> Response:
     values = decode_body(request, "ACLBindingRule", FIELDS)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     rule = from_body(values)
     if rule_id:
@@ -49,7 +49,7 @@ def _rule_write(state, request: Request, rule_id: str) -> Response:
 
 def _rule_read(state, request: Request, rule_id: str | None) -> Response:
     parsed = parse_query(request)
-    if isinstance(parsed, Response):
+    if isinstance(parsed, ANSWERS):
         return parsed
     region, index, wait_ns, stale = parsed
     token = request_token(request)
@@ -65,7 +65,7 @@ def _rule_read(state, request: Request, rule_id: str | None) -> Response:
 
 def _login(state, request: Request) -> Response:
     values = decode_body(request, "ACLLoginRequest", LOGIN_FIELDS)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     _, token = login(state, values.get("AuthMethodName", ""), values.get("LoginToken", ""))
     return json_response(token_json(state, token, request), 0)  # Nomad never fills the login reply index
@@ -74,13 +74,13 @@ def _login(state, request: Request) -> Response:
 def _oidc(state, request: Request, path: str) -> Response:
     if path.endswith("/auth-url"):
         values = decode_body(request, "ACLOIDCAuthURLRequest", AUTH_URL_FIELDS)
-        if isinstance(values, Response):
+        if isinstance(values, ANSWERS):
             return values
         url = auth_url(state, values.get("AuthMethodName", ""), values.get("RedirectURI", ""),
                        values.get("ClientNonce", ""))
         return json_response(encoding_json({"AuthURL": url}) + ("\n" if pretty(request) else ""), None)
     values = decode_body(request, "ACLOIDCCompleteAuthRequest", COMPLETE_FIELDS)
-    if isinstance(values, Response):
+    if isinstance(values, ANSWERS):
         return values
     _, token = complete_auth(state, values)
     return json_response(token_json(state, token, request), 0)  # as login: the reply index is never set
