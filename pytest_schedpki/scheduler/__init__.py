@@ -11,7 +11,8 @@
 * ``agent/``: what a client or harness touches first (JWKS and the signing key, status, agent
   self, metrics, client-introduction tokens), routed by ``http`` before :mod:`.aclhttp`.
 
-May import: ``golang/``, ``process/``, the core's ``clock`` and ``errors``. Never imports ``secrets/``, ``wire/``
-or the double (the double wraps ``http.make_app`` in the middleware). Inside, imports point one
+May import: ``golang/``, ``process/``, the core's ``clock`` and ``errors``, and ``wire.bytes_response`` (a
+finished answer as a small WSGI application, shared with the secrets side). Never imports ``secrets/``, the
+rest of ``wire/`` or the double (the double wraps ``http.make_app`` in the middleware). Inside, imports point one
 way: ``http`` -> ``aclhttp`` -> ``state`` -> ``aclstore``/``sso`` stores -> ``model``/``replication``/``views``/``tokens``.
 """

@@ -11,16 +11,14 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
-from collections.abc import Callable, Iterable
 
 from werkzeug.exceptions import HTTPException
-from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wrappers import Request, Response
 
 from ..golang.duration import GoDurationError, parse_duration
+from ..wire.bytes_response import BytesResponse
 from .views import QueryResult
 
 PLAIN = "text/plain; charset=utf-8"
@@ -41,55 +39,10 @@ def error_response(exc: BaseException) -> Response:
     return Response(str(exc) or type(exc).__name__, status=500, content_type=PLAIN)
 
 
-_STATUS_LINES: dict[int, str] = {}  # code -> werkzeug's WSGI status line
-
-
-class Reply:
-    """A finished answer as a small WSGI application: ``body`` (bytes), ``status`` (int) and
-    ``header_list`` (name, value pairs in order, ``Content-Length`` excluded); see :func:`reply`.
-
-    Called, it sends what werkzeug's ``Response`` sends for the same answer: werkzeug's status line
-    (``200 OK``, ``404 NOT FOUND``, ``<code> UNKNOWN``), the headers in order, then
-    ``Content-Length``; a ``HEAD`` request gets no body. Building and calling a werkzeug ``Response``
-    costs ~20-30 us a request, mostly its ``Headers`` bookkeeping. ``status_code``, ``headers``,
-    ``get_data()`` and ``get_json()`` mirror werkzeug's for code that inspects an answer.
-    """
-
-    __slots__ = ("status_code", "body", "header_list")
-
-    def __init__(self, body: bytes, status: int, header_list: list[tuple[str, str]]):
-        self.status_code = status
-        self.body = body
-        self.header_list = header_list
-
-    @property
-    def status(self) -> str:
-        line = _STATUS_LINES.get(self.status_code)
-        if line is None:  # werkzeug's Response._clean_status for an int
-            line = f"{self.status_code} {HTTP_STATUS_CODES.get(self.status_code, 'unknown').upper()}"
-            if len(_STATUS_LINES) < 1000:  # codes are 100-999: bounded
-                _STATUS_LINES[self.status_code] = line
-        return line
-
-    @property
-    def headers(self):
-        from werkzeug.datastructures import Headers
-
-        return Headers(self.header_list + [("Content-Length", str(len(self.body)))])
-
-    @property
-    def data(self) -> bytes:
-        return self.body
-
-    def get_data(self, as_text: bool = False) -> bytes | str:
-        return self.body.decode() if as_text else self.body
-
-    def get_json(self):
-        return json.loads(self.body)
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        start_response(self.status, self.header_list + [("Content-Length", str(len(self.body)))])
-        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [self.body]
+#: A finished answer as a small WSGI application: what werkzeug's ``Response`` sends for the same answer
+#: (status line, headers in order, then ``Content-Length``; no body for ``HEAD``), without building
+#: one (~20-30 us a request): the secrets side's :class:`~pytest_schedpki.wire.bytes_response.BytesResponse`
+Reply = BytesResponse
 
 
 #: what a parsing step (:func:`parse_query`, :func:`read_body`, :func:`decode_with`) returns when it
