@@ -77,12 +77,16 @@ class SchedpkiHandle:
     # use none of them, and the handle is built for every test. A subclass may assign them.
     @functools.cached_property
     def acme(self) -> AcmeInspector:
+        """ACME accounts and orders of every PKI mount, ``assert_account``/``assert_order`` and ``.knobs``
+        (:class:`~pytest_schedpki.acme.inspect.AcmeInspector`), made on first use."""
         from .acme.inspect import AcmeInspector
 
         return AcmeInspector(self.double.secrets)
 
     @functools.cached_property
     def factories(self) -> Factories:
+        """``.scheduler`` and ``.secrets`` factories creating state without HTTP
+        (:class:`~pytest_schedpki.factories.Factories`; given the CA bundle when TLS is on), made on first use."""
         from .factories import Factories
 
         tls, ca_pem = getattr(self.double, "tls", None), None
@@ -93,12 +97,16 @@ class SchedpkiHandle:
 
     @functools.cached_property
     def certs(self) -> CertificateInspector:
+        """Issued certificates as records and their assertions
+        (:class:`~pytest_schedpki.testing.CertificateInspector`), made on first use."""
         from .testing import CertificateInspector
 
         return CertificateInspector(self.double.secrets)
 
     @functools.cached_property
     def kv(self) -> KvInspector:
+        """What the test read from and wrote to KV mounts
+        (:class:`~pytest_schedpki.secrets.kv_inspection.KvInspector`), made on first use."""
         from .secrets.kv_inspection import KvInspector
 
         return KvInspector(self.double.secrets)

@@ -161,15 +161,22 @@ class OIDCRequests:
         self.reset()
 
     def reset(self) -> None:
+        """Forget every cached request."""
         self.entries: dict[str, dict] = {}
 
     def dump(self) -> dict:
+        """A copy of the cache (ClientNonce -> entry dict), for a snapshot."""
         return dict(self.entries)
 
     def load(self, entries: dict) -> None:
+        """Restore a cache :meth:`dump` gave."""
         self.entries = dict(entries)
 
     def get_or_create(self, nonce: str, method, redirect: str) -> dict:
+        """The cached request for ``nonce`` (entries older than ``CACHE_TTL`` dropped first), else a new one
+        with its ``state``, ``redirect``, times and PKCE ``verifier`` (empty unless the method enables
+        PKCE); raises ``SchedulerError(500, "error storing OIDC request: too many auth requests")`` at
+        ``CACHE_MAX`` entries (Nomad's OIDC request cache)."""
         now = self.clock.now()
         self.entries = {k: v for k, v in self.entries.items() if now - v["stored"] < CACHE_TTL}
         if nonce in self.entries:
