@@ -5,8 +5,10 @@ import pathlib
 
 import pytest
 
-GOLDEN = {c["name"]: c for c in json.loads(pathlib.Path("/work/shared/reference/openbao-pki-golden.json").read_text())} \
-    if pathlib.Path("/work/shared/reference/openbao-pki-golden.json").exists() else {}
+# Cases recorded from a fresh `bao server -dev` (OpenBao 2.7.2), variable parts generalised: the ten of the
+# reference capture (../shared/reference/openbao-pki-golden.json) these tests compare with, kept in the repository.
+GOLDEN = {c["name"]: c for c in json.loads(
+    (pathlib.Path(__file__).parent / "data" / "openbao_pki_golden_subset.json").read_text())}
 MERGE = {"Content-Type": "application/merge-patch+json"}
 LEASE_WARNING = ("it is encouraged to disable generate_lease and rely on PKI's native capabilities when possible; "
                  "this option can cause instance-wide issues with large numbers of issued certificates")
@@ -38,7 +40,6 @@ def test_empty_body_creates_the_default_role_with_52_keys(bao):
     assert bao.get("pki/roles/plain").json()["data"] == DEFAULT_ROLE
 
 
-@pytest.mark.skipif(not GOLDEN, reason="golden capture not available")
 @pytest.mark.parametrize("case", ["role.create.web", "role.create.ec", "role.create.nocn", "role.create.othersans",
                                   "role.create.userids", "role.create.nostore", "role.create.lease",
                                   "role.create.unknown_field", "role.create.no_store_with_lease"])
