@@ -18,8 +18,10 @@ syntax error further on, as the limit trips while the tokens are read.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 import re
 from typing import Any
 
@@ -67,25 +69,51 @@ def _may_be_complex(text: str, end: int) -> bool:
 
 def _complexity_trip(text: str, end: int) -> tuple[str, int] | None:
     """The complexity refusal for the tokens of ``text[:end]`` and the end of the token that trips
-    it, or None."""
+    it, or None.
+
+    Tokens are found by :data:`_TOKEN` in one C-level ``findall`` and summed a block at a time; only a
+    block holding a string (whose cost is its decoded length, and which counts towards the string
+    limit) or the token that passes the memory limit is read one token at a time. A body of a million
+    numbers costs ~0.3 s here instead of ~1.8 s token by token (same result, see the module's tests).
+    """
     if not _may_be_complex(text, end):
         return None
+    tokens = _TOKEN.findall(text, 0, end)
     strings = memory = 0
-    for m in _TOKEN.finditer(text, 0, end):
-        token = m.group()
-        first = token[0]
-        if first == '"':
-            raw = token[1:-1]
-            decoded = json.loads(token) if "\\" in raw else raw
-            memory += _COST["str"] + len(decoded.encode("utf-8", errors="surrogatepass"))
-            strings += 1
-            if strings > MAX_JSON_STRINGS and memory <= MAX_JSON_MEMORY:
-                return "exceeded maximum number of strings", m.end()
-        else:
-            memory += _COST.get(first, _COST["num"])
-        if memory > MAX_JSON_MEMORY:
-            return "exceeded maximum estimated memory limits", m.end()
+    for start in range(0, len(tokens), _BLOCK):
+        block = tokens[start:start + _BLOCK]
+        firsts = "".join(map(_FIRST, block))
+        if '"' not in firsts:
+            cost = sum(map(_COST_BY_FIRST.__getitem__, firsts))
+            if memory + cost <= MAX_JSON_MEMORY:
+                memory += cost
+                continue
+        for offset, token in enumerate(block):
+            first = token[0]
+            if first == '"':
+                raw = token[1:-1]
+                decoded = json.loads(token) if "\\" in raw else raw
+                memory += _COST["str"] + len(decoded.encode("utf-8", errors="surrogatepass"))
+                strings += 1
+                if strings > MAX_JSON_STRINGS and memory <= MAX_JSON_MEMORY:
+                    return "exceeded maximum number of strings", _token_end(text, end, start + offset)
+            else:
+                memory += _COST_BY_FIRST[first]
+            if memory > MAX_JSON_MEMORY:
+                return "exceeded maximum estimated memory limits", _token_end(text, end, start + offset)
     return None
+
+
+_BLOCK = 4096  # tokens summed at once by _complexity_trip
+_FIRST = operator.itemgetter(0)
+_COST_BY_FIRST = {"[": _COST["["], "{": _COST["{"], "t": _COST["t"], "f": _COST["f"], "n": _COST["n"],
+                  '"': _COST["str"], "-": _COST["num"], **dict.fromkeys("0123456789", _COST["num"])}
+
+
+def _token_end(text: str, end: int, index: int) -> int:
+    """Where the ``index``-th token of :data:`_TOKEN` in ``text[:end]`` ends (counting from 0)."""
+    match = next(itertools.islice(_TOKEN.finditer(text, 0, end), index, None))
+    return match.end()
 
 
 def _complexity_error(text: str, end: int) -> str | None:
@@ -94,7 +122,9 @@ def _complexity_error(text: str, end: int) -> str | None:
     return trip[0] if trip else None
 
 
-_SYNTAX_ONLY = json.JSONDecoder(parse_constant=_refuse_constant)  # no number hooks: a fast syntax check
+# a fast syntax check: numbers become their length (no int/float object per number, and no ValueError for an
+# integer of more than sys.get_int_max_str_digits() digits, which Go reads as any other number)
+_SYNTAX_ONLY = json.JSONDecoder(parse_int=len, parse_float=len, parse_constant=_refuse_constant)
 
 
 def _reads_cleanly(text: str, end: int) -> bool:
@@ -168,6 +198,13 @@ def _first_value_deep(body: bytes) -> Any:
 # character; a string still open where the scan stops - an error inside it - is skipped to that end) or a
 # number token (group 1)
 _NUMBER_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|(-?[0-9][0-9.eE+-]*)')
+# ... where group 1 only matches the number tokens that can overflow a float64: those with an exponent or
+# longer than 300 characters. A plain short number matches neither alternative, so the scan steps over it a
+# character at a time in C; it cannot match from inside such a number (its run holds no exponent and is
+# short), so the tokens found are those of _NUMBER_TOKEN that _overflow_before looks at, without a Python
+# step per number.
+_WIDE_NUMBER_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)'
+                                r'|(-?[0-9][0-9.+-]*[eE][0-9.eE+-]*|[0-9][0-9.eE+-]{300,}|-[0-9][0-9.eE+-]{299,})')
 
 
 def _overflow_before(text: str, end: int) -> str | None:
@@ -176,9 +213,9 @@ def _overflow_before(text: str, end: int) -> str | None:
     ``json: cannot unmarshal number 1e999 into Go value of type float64``), or None."""
     if "e" not in text and "E" not in text and len(text) < 300:
         return None
-    for m in _NUMBER_TOKEN.finditer(text, 0, end):
+    for m in _WIDE_NUMBER_TOKEN.finditer(text, 0, end):
         token = m.group(1)
-        if token and ("e" in token or "E" in token or len(token) > 300):
+        if token:
             try:
                 if math.isinf(float(token)):
                     return token
@@ -238,6 +275,9 @@ def _byte_reason(body: bytes, exc: json.JSONDecodeError) -> str:
         return reason
 
 
+_LARGE = 64 * 1024  # characters: parse_json_body checks a value this long for syntax errors first
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """Decode a request body into the request data map (``{}`` for an empty body or ``null``).
 
@@ -249,6 +289,9 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         return {}
     trip = _complexity_trip(text, len(text))
     if trip is not None and _reads_cleanly(text, trip[1]):  # the limit trips before any syntax error
+        # ... but a number that does not fit a float64 fails the token scan where it stands, like a syntax
+        # error: one before (or at) the tripping token wins over the limit
+        _refuse_overflow(text, trip[1])
         raise user_error(f"refused JSON input due to high complexity: {trip[0]}")
     first: Any = None
     pos, seen = 0, False
@@ -262,6 +305,10 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
                 _refuse_if_complex(text, pos)
                 _refuse_overflow(text, pos)
                 raise user_error(f"failed to decode JSON input: {literal_error(text, pos)}")
+            if len(text) - pos > _LARGE:
+                # a syntax error, a non-finite constant or too deep a nesting is raised here alike, without
+                # a JsonNumber per number first (the C scanner finds them where _DECODER would)
+                _SYNTAX_ONLY.raw_decode(text, pos)
             value, pos = _DECODER.raw_decode(text, pos)
             if not seen:
                 first, seen = value, True

@@ -37,6 +37,12 @@ def _keys(count: int) -> bytes:
     (b'{"a":[' + _numbers(TRIP) + b',NaN]}', MEMORY),
     (b'{"a":[' + _numbers(TRIP) + b',1e999]}', MEMORY),
     (b'{"a":[' + _numbers(TRIP) + b']} trailing', MEMORY),
+    # a number that overflows a float64 before the trip: the number's error wins (Go's token scan decodes
+    # each number as it goes); 5000 digits are also too many for Python's int() (the double answered 500)
+    (b'{"a":[' + b"1" * 5000 + b"," + _numbers(TRIP) + b"]}",
+     "failed to decode JSON input: json: cannot unmarshal number " + "1" * 5000 + " into Go value of type float64"),
+    (b'{"a":[1e999,' + _numbers(TRIP) + b"]}",
+     "failed to decode JSON input: json: cannot unmarshal number 1e999 into Go value of type float64"),
     # the error comes before the limit would trip: the error wins
     (b'{"a":[1 1,' + _numbers(TRIP) + b']}', "failed to decode JSON input: invalid character '1' after array element"),
     (b'{"a":[NaN,' + _numbers(TRIP) + b']}', "failed to decode JSON input: invalid character 'N' looking for beginning of value"),
@@ -49,7 +55,8 @@ def _keys(count: int) -> bytes:
     (b'{' + _keys(1000) + b' "k1000":1}', "failed to decode JSON input: invalid character '\"' after object key:value pair"),
     # under both limits: the error as usual
     (b'{"a":[' + _numbers(1_300_000) + b',}', "failed to decode JSON input: invalid character ',' looking for beginning of value"),
-], ids=["memory-then-syntax", "memory-then-nan", "memory-then-overflow", "memory-then-trailing", "syntax-first",
+], ids=["memory-then-syntax", "memory-then-nan", "memory-then-overflow", "memory-then-trailing",
+        "overflow-then-memory", "exponent-overflow-then-memory", "syntax-first",
         "nan-first", "literal-first", "error-at-the-trip", "error-after-the-trip", "strings-then-syntax", "error-at-the-1001st-string",
         "under-the-limits"])
 def test_complexity_limits_against_syntax_errors(pki, body, error):
