@@ -130,28 +130,58 @@ def to_int(value: Any) -> int:
     raise _unconvertible("int", value)
 
 
+DURATION_OVERFLOW = "multiplication of durations resulted in overflow, one operand may be too large"
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_MAX_INT64_DIGITS = 19
+
+
+def _parse_int64(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: the number, or None when Go would refuse it (not decimal, or out
+    of the int64 range). Longer digit strings are refused before ``int()``, which raises for more than
+    ``sys.get_int_max_str_digits()`` digits."""
+    if not _DECIMAL.fullmatch(text) or len(text.lstrip("+-").lstrip("0")) > _MAX_INT64_DIGITS:
+        return None
+    number = int(text)
+    return number if -(2 ** 63) <= number < 2 ** 63 else None
+
+
+def _times(count: int, unit_seconds: int) -> int:
+    """go-secure-stdlib ``overflowMul(time.Duration(count), unit)`` in seconds: ``count`` units as
+    nanoseconds must fit an int64, else :data:`DURATION_OVERFLOW`."""
+    if not -(2 ** 63) <= count * unit_seconds * SECOND < 2 ** 63:
+        raise ConversionError(DURATION_OVERFLOW)
+    return count * unit_seconds
+
+
 def duration_seconds(value: Any, signed: bool = False) -> int:
-    """go-secure-stdlib ``ParseDurationSecond``: ``""`` is 0; an integer string or number is seconds;
-    ``"<n>d"`` is days; anything else a Go duration. Other types: ``could not parse duration from
-    input``. Unsigned fields refuse negatives: ``cannot provide negative value '<n>'``."""
+    """go-secure-stdlib ``ParseDurationSecond`` (``parseutil/parseutil.go``), in seconds: ``""`` is 0;
+    an integer string or number is seconds; ``"<n>d"`` is days; anything else a Go duration. Seconds or
+    days whose nanoseconds overflow an int64 (more than 9223372036 seconds or 106751 days either way):
+    ``multiplication of durations resulted in overflow, one operand may be too large``. Other types:
+    ``could not parse duration from input``. Unsigned fields (``TypeDurationSecond``) then refuse
+    negatives: ``cannot provide negative value '<n>'``. Raises :class:`ConversionError` with those texts."""
     if isinstance(value, JsonNumber):
         value = str(value)
     if isinstance(value, bool) or isinstance(value, (list, dict)):
         raise ConversionError("could not parse duration from input")
+    if isinstance(value, float) and not -(2 ** 63) <= value < 2 ** 63:
+        raise ConversionError(DURATION_OVERFLOW)  # time.Duration(value) is out of range (Go: the int64 minimum)
     if isinstance(value, (int, float)):
-        seconds = int(value)
+        seconds = _times(int(value), 1)
     elif isinstance(value, str):
+        number = _parse_int64(value) if value else 0
         if value == "":
             seconds = 0
-        elif re.fullmatch(r"[+-]?\d+", value) and -(2 ** 63) <= int(value) < 2 ** 63:
-            seconds = int(value)
+        elif number is not None:
+            seconds = _times(number, 1)
         elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
             days = value[:-1]
-            if not re.fullmatch(r"[+-]?\d+", days):
+            if not _DECIMAL.fullmatch(days):
                 raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-            if not -(2 ** 63) <= int(days) < 2 ** 63:
+            count = _parse_int64(days)
+            if count is None:
                 raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
-            seconds = int(days) * 86400
+            seconds = _times(count, 86400)
         else:
             try:
                 seconds = int(parse_duration(value) / SECOND)

@@ -19,17 +19,15 @@ from ..framework.fields import (
     KV_PAIRS,
     MAP,
     STRING,
-    ConversionError,
     Field,
-    duration_seconds,
 )
 from ..framework.logical import LogicalError, LogicalResponse, not_found, user_error
 from ..framework.router import LogicalRequest, Path, Router
-from ..service import SYSTEM_DEFAULT_LEASE_TTL
 from .capabilities import CAPABILITIES_PATHS
 from .health import health_body
 from .lease_paths import LEASE_PATHS
 from .mounts.remount import REMOUNT_PATHS
+from .mounts.ttl_config import enable_ttls, tune_ttls
 from .seal import SEAL_PATHS, seal_status
 from .status import STATUS_PATHS, header_token
 from .token_create import TOKEN_CREATE_PATHS
@@ -48,25 +46,15 @@ def _list_mounts(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data, extra_top=data)
 
 
-def _ttl_value(config: dict, key: str) -> int:
-    try:
-        return duration_seconds(config.get(key)) if config.get(key) not in (None, "", "system") else 0
-    except ConversionError as exc:
-        raise user_error(str(exc)) from None
-
-
 def _enable_mount(req: LogicalRequest) -> LogicalResponse:
     config = req.data.get("config") or {}
+    default_ttl, max_ttl = enable_ttls(config, "mount")  # upstream reads the TTLs before the type
     engine_type = req.data.get("type")
     if not engine_type:
         raise user_error("backend type must be specified as a string")
-    default_ttl = _ttl_value(config, "default_lease_ttl")
-    if default_ttl > SYSTEM_DEFAULT_LEASE_TTL:
-        raise user_error(f"given default lease TTL greater than system max lease TTL of {SYSTEM_DEFAULT_LEASE_TTL}")
     req.service.enable_mount(
         req.data.get("path"), type=engine_type, description=req.data.get("description"),
-        default_lease_ttl=_ttl_value(config, "default_lease_ttl"), max_lease_ttl=_ttl_value(config, "max_lease_ttl"),
-        options=req.data.get("options") or {},
+        default_lease_ttl=default_ttl, max_lease_ttl=max_ttl, options=req.data.get("options") or {},
     )
     return LogicalResponse(status=204)
 
@@ -114,19 +102,8 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
 
 def _write_tune(req: LogicalRequest) -> LogicalResponse:
     mount = _tune_mount(req, writing=True)
-    default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
-    for key in ("default_lease_ttl", "max_lease_ttl"):
-        raw = req.raw.get(key)
-        if raw is None or raw == "":
-            continue
-        value = 0 if raw == "system" else _ttl_value({key: raw}, key)
-        if key == "default_lease_ttl":
-            default_ttl = value
-        else:
-            max_ttl = value
-    effective_max = max_ttl or SYSTEM_DEFAULT_LEASE_TTL
-    if default_ttl and default_ttl > effective_max:
-        raise user_error(f"backend max lease TTL of {effective_max} would be less than backend default lease TTL of {default_ttl}")
+    default_ttl, max_ttl = tune_ttls(req.data.get("default_lease_ttl"), req.data.get("max_lease_ttl"),
+                                     (mount.default_lease_ttl, mount.max_lease_ttl))
     lists = {name: req.data.get(name) for name in TUNE_LISTS if req.data.sent(name)}
     visibility = mount.listing_visibility
     if req.data.sent("listing_visibility"):  # handleTuneWriteCommon, after the TTLs and the description
@@ -204,7 +181,7 @@ _MOUNT_FIELDS = {
 }
 TUNE_LISTS = ("audit_non_hmac_request_keys", "audit_non_hmac_response_keys", "passthrough_request_headers",
               "allowed_response_headers")  # comma lists kept as given (empty entries too), shown when not empty
-_TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
+_TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(STRING), "max_lease_ttl": Field(STRING),
                 "description": Field(STRING), "options": Field(KV_PAIRS), "listing_visibility": Field(STRING),
                 **{name: Field(COMMA_STRING_SLICE) for name in TUNE_LISTS},
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}

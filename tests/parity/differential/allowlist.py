@@ -150,17 +150,8 @@ def _batch_revocation(req, bao, double, problems) -> bool:
     return _errors(bao) == ["batch tokens cannot be revoked"] and double.status_code == 204
 
 
-def _negative_tune_ttl(req, bao, double, problems) -> bool:
-    """A tune with a negative TTL: bao stores it, the double refuses it."""
-    body = req.body if isinstance(req.body, dict) else {}
-    errors = _errors(double)
-    return (req.template.endswith("/tune") and len(errors) == 1 and errors[0].startswith("cannot provide negative value")
-            and any(str(body.get(k, "")).lstrip().startswith("-") for k in ("default_lease_ttl", "max_lease_ttl")))
-
-
 ENTRIES: list[Allowed] = [
     Allowed("default mounts", _builtin_mounts),
-    Allowed("`sys/mounts/:path/tune` with a negative `default_lease_ttl`/`max_lease_ttl`", _negative_tune_ttl),
     Allowed("`GET sys/policies/acl/default`", _default_policy_text),
     Allowed("`sys/host-info`", _host_info),
     Allowed("batch tokens in `revoke`/`revoke-orphan`/`revoke-self`", _batch_revocation),

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...framework.fields import ANY, BOOL, MAP, STRING, ConversionError, Field, duration_seconds
+from ...framework.fields import ANY, BOOL, MAP, STRING, Field
 from ...framework.logical import LogicalResponse, user_error
 from ...framework.router import LogicalRequest, Path, Router
 from ...service import Mount
+from .ttl_config import enable_ttls, tune_ttls
 
 
 def describe_auth(mount: Mount, builtin: bool = False) -> dict[str, Any]:
@@ -44,23 +45,15 @@ def _list(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data, extra_top=data)
 
 
-def _seconds(raw: Any) -> int:
-    if raw in (None, "", "system"):
-        return 0
-    try:
-        return duration_seconds(raw)
-    except ConversionError as exc:
-        raise user_error(str(exc)) from None
-
-
 def _enable(req: LogicalRequest) -> LogicalResponse:
+    config = req.data.get("config") or {}
+    default_ttl, max_ttl = enable_ttls(config, "auth")  # upstream reads the TTLs before the type
     kind = req.data.get("type")
     if not kind:
         raise user_error("backend type must be specified as a string")
-    config = req.data.get("config") or {}
     req.service.enable_auth(req.data.get("path"), type=kind, description=req.data.get("description"),
-                            default_lease_ttl=_seconds(config.get("default_lease_ttl")),
-                            max_lease_ttl=_seconds(config.get("max_lease_ttl")), options=req.data.get("options") or {})
+                            default_lease_ttl=default_ttl, max_lease_ttl=max_ttl,
+                            options=req.data.get("options") or {})
     return LogicalResponse(status=204)
 
 
@@ -106,14 +99,8 @@ def _read_tune(req: LogicalRequest) -> LogicalResponse:
 
 def _write_tune(req: LogicalRequest) -> LogicalResponse:
     mount = _tune_target(req, 'tune of path "{path}" failed: no mount entry found')
-    default_ttl, max_ttl = mount.default_lease_ttl, mount.max_lease_ttl
-    if req.raw.get("default_lease_ttl") not in (None, ""):
-        default_ttl = _seconds(req.raw["default_lease_ttl"])
-    if req.raw.get("max_lease_ttl") not in (None, ""):
-        max_ttl = _seconds(req.raw["max_lease_ttl"])
-    if max_ttl and default_ttl > max_ttl:  # against the system max there is no check here (measured)
-        raise user_error(f"backend max lease TTL of {max_ttl} would be less than backend default lease TTL "
-                         f"of {default_ttl}")
+    default_ttl, max_ttl = tune_ttls(req.data.get("default_lease_ttl"), req.data.get("max_lease_ttl"),
+                                     (mount.default_lease_ttl, mount.max_lease_ttl))
     mount.default_lease_ttl, mount.max_lease_ttl = default_ttl, max_ttl
     if req.data.sent("description"):
         mount.description = req.data.get("description")
@@ -123,7 +110,7 @@ def _write_tune(req: LogicalRequest) -> LogicalResponse:
 _ENABLE_FIELDS = {"path": Field(STRING), "type": Field(STRING), "description": Field(STRING), "config": Field(MAP),
                   "options": Field(MAP), "local": Field(BOOL), "seal_wrap": Field(BOOL), "plugin_name": Field(STRING),
                   "plugin_version": Field(STRING), "external_entropy_access": Field(BOOL)}
-_TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(ANY), "max_lease_ttl": Field(ANY),
+_TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(STRING), "max_lease_ttl": Field(STRING),
                 "description": Field(STRING), "options": Field(MAP), "token_type": Field(STRING),
                 "listing_visibility": Field(STRING), "audit_non_hmac_request_keys": Field(ANY),
                 "audit_non_hmac_response_keys": Field(ANY), "passthrough_request_headers": Field(ANY),

@@ -20,14 +20,13 @@ just run; the delta CRLs (``enable_delta``) follow ``delta_rebuild_interval`` th
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cryptography import x509 as cx509
 
-from pytest_schedpki.golang.duration import GoDurationError, go_quote, parse_duration
+from pytest_schedpki.secrets.framework.go_values import duration_seconds
 
 from ..authority.issuers import issuer_key
 from ..codecs.x509 import build_crl, serial_of
@@ -42,22 +41,12 @@ PKIX_CRL = "application/pkix-crl"
 
 
 def parse_duration_second(text: str) -> int:
-    """go-secure-stdlib ``ParseDurationSecond`` for the string fields of ``config/crl``: integer
-    seconds, ``<n>d`` days, else a Go duration. ``ValueError`` carries Go's text, e.g.
-    ``strconv.ParseInt: parsing "ba": invalid syntax`` or ``time: invalid duration "soon"``."""
-    if text == "":
-        return 0
-    if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
-    if text.endswith("d"):
-        days = text[:-1]
-        if not re.fullmatch(r"[+-]?\d+", days):
-            raise ValueError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-        return int(days) * 86400
-    try:
-        return parse_duration(text) // 1_000_000_000
-    except GoDurationError as exc:
-        raise ValueError(str(exc)) from None
+    """go-secure-stdlib ``ParseDurationSecond`` for the string fields of ``config/crl`` (seconds,
+    negatives allowed): :func:`~pytest_schedpki.secrets.framework.go_values.duration_seconds`. Its
+    ``ValueError`` carries Go's text, e.g. ``strconv.ParseInt: parsing "ba": invalid syntax``, ``time:
+    invalid duration "soon"`` or ``multiplication of durations resulted in overflow, one operand may be
+    too large``."""
+    return duration_seconds(text, signed=True)
 
 
 def revocation_issuer_id(state: PkiState, cert: cx509.Certificate, preferred: str = "") -> str:
