@@ -23,7 +23,7 @@ from ..framework.fields import (
 from ..framework.logical import LogicalError, LogicalResponse, user_error
 from ..framework.router import LogicalRequest, Path
 from .token_roles import NAME_PATTERN, role_limits, role_policies
-from .token_ttl import creation_ttl
+from .token_ttl import creation_ttl, token_mount_ttls
 
 
 def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
@@ -72,7 +72,7 @@ def token_create(req: LogicalRequest, role=None) -> LogicalResponse:
         ttl = _duration(req, "ttl") if req.data.get("ttl") else _duration(req, "lease")
         ttl_period, ttl_max = role_limits(role, period, explicit_max_ttl)
         is_root = "root" in chosen
-        ttl, warnings = creation_ttl(ttl, ttl_period, ttl_max, is_root, now)
+        ttl, warnings = creation_ttl(ttl, ttl_period, ttl_max, is_root, now, token_mount_ttls(req.service))
         if token_id:
             warnings += check_custom_id(token_id)
         token = req.service.tokens.create(

@@ -15,7 +15,7 @@ from ..framework.logical import LogicalError, LogicalResponse, multierror_text, 
 from ..framework.router import LogicalRequest, Path
 from ..leases import revoke_token_leases
 from .token_roles import role_limits
-from .token_ttl import renewal_ttl
+from .token_ttl import renewal_ttl, token_mount_ttls
 
 
 def _now(req: LogicalRequest):
@@ -60,7 +60,7 @@ def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalR
     period, explicit_max_ttl = role_limits(req.service.tokens.roles.get(token.role) if token.role else None,
                                            token.period, token.explicit_max_ttl)
     ttl, warnings = renewal_ttl(req.data.get("increment"), token.lease_ttl or token.ttl, period, explicit_max_ttl,
-                                token.creation_time, now)
+                                token.creation_time, now, token_mount_ttls(req.service))
     token = req.service.tokens.renewed(token, ttl, now)
     auth = token.auth_block(lease_duration=ttl)
     if blank_id:
