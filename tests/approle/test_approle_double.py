@@ -9,8 +9,8 @@ import datetime
 import pytest
 import requests
 
-from pytest_schedpki.secrets.auth.approle.login import token_ttls
 from pytest_schedpki.secrets.auth.approle.model import Role, parse_metadata
+from pytest_schedpki.secrets.framework.lease_ttl import calculate_ttl
 from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.http import dispatch
 
@@ -89,14 +89,26 @@ def test_without_http_the_remote_address_is_empty(schedpki):
                     remote_addr="127.0.0.1").auth["metadata"] == {"role_name": "web"}
 
 
+def _login_ttl(role: Role, default_ttl: int, max_ttl: int) -> tuple[int, list[str]]:
+    """A login's TTL as login() computes it (CalculateTTL with the role's values and the mount's)."""
+    now = datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
+    mount = (default_ttl, role.token_max_ttl if 0 < role.token_max_ttl < max_ttl else max_ttl)
+    return calculate_ttl(0, role.token_ttl, role.token_period, role.token_explicit_max_ttl, now, now, mount)
+
+
 def test_token_ttl_rules():
     day = 86400
-    assert token_ttls(Role("r", "id"), 2764800, 2764800) == (2764800, 0)
-    assert token_ttls(Role("r", "id", token_ttl=3 * day, token_max_ttl=day), 2764800, 2764800) == (day, 0)
-    assert token_ttls(Role("r", "id", token_ttl=600), 3600, 1200) == (600, 0)
-    assert token_ttls(Role("r", "id"), 7200, 3600) == (3600, 0)
-    assert token_ttls(Role("r", "id", token_period=300, token_ttl=600), 3600, 3600) == (300, 0)
-    assert token_ttls(Role("r", "id", token_ttl=600, token_explicit_max_ttl=60), 3600, 3600) == (60, 60)
+    assert _login_ttl(Role("r", "id"), 2764800, 2764800) == (2764800, [])
+    assert _login_ttl(Role("r", "id", token_ttl=3 * day, token_max_ttl=day), 2764800, 2764800) == (
+        day, ['TTL of "72h" exceeded the effective max_ttl of "24h"; TTL value is capped accordingly'])
+    assert _login_ttl(Role("r", "id", token_ttl=600), 3600, 1200) == (600, [])
+    assert _login_ttl(Role("r", "id"), 7200, 3600) == (
+        3600, ['TTL of "2h" exceeded the effective max_ttl of "1h"; TTL value is capped accordingly'])
+    assert _login_ttl(Role("r", "id", token_period=300, token_ttl=600), 3600, 3600) == (300, [])
+    assert _login_ttl(Role("r", "id", token_period=7200), 3600, 3600) == (
+        3600, ['period of "2h" exceeded the effective max_ttl of "1h"; period value is capped accordingly'])
+    assert _login_ttl(Role("r", "id", token_ttl=600, token_explicit_max_ttl=60), 3600, 3600) == (
+        60, ['TTL of "10m" exceeded the effective max_ttl of "1m"; TTL value is capped accordingly'])
 
 
 def test_metadata_forms():

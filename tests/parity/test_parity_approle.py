@@ -326,3 +326,39 @@ def test_per_field_role_paths(approle):
     approle.send("GET", f"/v1/{a}/nope/token-ttl").same().expect(404, errors=[])
     approle.send("POST", f"/v1/{a}/nope/token-ttl", json={"token_ttl": "1h"}).same().expect(
         404, errors=["1 error occurred:\n\t* unsupported path\n\n"])
+
+
+@pytest.mark.parametrize(("role", "leases"), [
+    ({"token_ttl": "100", "token_max_ttl": "200"}, [100, 100, 200, 20]),
+    ({}, [300, 300, 600, 20]),  # the mount's default, capped by the mount's max
+    ({"token_period": "50"}, [50, 50, 50, 50]),
+    ({"token_explicit_max_ttl": "150"}, [150, 150, 150, 20]),
+    ({"token_period": "2000"}, [600, 600, 600, 600]),  # the period capped by the mount's max
+])
+def test_login_and_renewal_ttls_follow_the_role_and_the_mount(approle, role, leases):
+    """A login token's TTL is CalculateTTL over the role's token_* values and the tuned mount's TTLs,
+    with its capping warnings, at login and at each renewal (increments none, 1000 s and 20 s); a
+    renewal after the role is deleted fails as upstream's does."""
+    a = f"auth/{approle.mount}"
+    approle.send("POST", f"/v1/sys/{a}/tune", json={"default_lease_ttl": "300", "max_lease_ttl": "600"}
+                 ).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/r", json=role).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/r/role-id", json={"role_id": "rid"}).same().expect(204)
+    approle.send("POST", f"/v1/{a}/role/r/custom-secret-id", json={"secret_id": "sid"}).same().expect(200)
+    ex = approle.send("POST", f"/v1/{a}/login", json={"role_id": "rid", "secret_id": "sid"}, token=None).same(
+        volatile=AUTH_VOLATILE).expect(200)
+    ex.capture("tok", lambda j: j["auth"]["client_token"])
+    got = [ex.json(approle.double)["auth"]["lease_duration"]]
+
+    def token(side):
+        return side.vars["tok"]
+
+    for increment in (None, "1000", "20"):
+        body = {"increment": increment} if increment else {}
+        renewal = approle.send("POST", "/v1/auth/token/renew-self", json=body, token=token).same(
+            volatile=AUTH_VOLATILE).expect(200)
+        got.append(renewal.json(approle.double)["auth"]["lease_duration"])
+    assert got == leases
+    approle.send("DELETE", f"/v1/{a}/role/r").same().expect(204)
+    approle.send("POST", "/v1/auth/token/renew-self", json={}, token=token).same().expect(
+        500, errors=['1 error occurred:\n\t* failed to renew entry: role "r" does not exist during renewal\n\n'])

@@ -15,7 +15,7 @@ from ..framework.logical import LogicalError, LogicalResponse, multierror_text, 
 from ..framework.router import LogicalRequest, Path
 from ..leases import revoke_token_leases
 from .token_roles import role_limits
-from .token_ttl import renewal_ttl, token_mount_ttls
+from .token_ttl import mount_ttls, renewal_ttl, token_mount_ttls
 
 
 def _now(req: LogicalRequest):
@@ -50,6 +50,21 @@ def _lookup_accessor(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data)
 
 
+def _login_renewal(req: LogicalRequest, token: Token) -> tuple[int, int, tuple[int, int]] | None:
+    """For a token an auth method's login made (``path`` ``auth/<mount>/login``), what that method's
+    renew handler answers (``backend.login_renewal(token)``: ``(ttl, period, max_ttl)`` in seconds) and
+    its mount's lease TTLs with the method's max folded in: ``(ttl, period, (default, max))``, the
+    inputs of ``CalculateTTL``. ``None`` for the token store's own tokens."""
+    if not token.path.startswith("auth/") or not token.path.endswith("/login"):
+        return None
+    mount = req.service.auth_mounts.get(token.path[len("auth/"):-len("login")])
+    renewal = getattr(getattr(mount, "backend", None), "login_renewal", None)
+    if renewal is None:
+        return None
+    ttl, period, backend_max = renewal(token)
+    return ttl, period, mount_ttls(mount, backend_max)
+
+
 def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalResponse:
     """Renew ``token`` by the request's ``increment`` (seconds; none: the TTL its lease was last
     given, ``CalculateTTL``'s backend TTL, so a renewal without increment keeps an earlier
@@ -57,10 +72,16 @@ def renew(req: LogicalRequest, token: Token, blank_id: bool = False) -> LogicalR
     if not token.renewable:
         raise user_error("lease is not renewable")
     now = _now(req)
-    period, explicit_max_ttl = role_limits(req.service.tokens.roles.get(token.role) if token.role else None,
-                                           token.period, token.explicit_max_ttl)
-    ttl, warnings = renewal_ttl(req.data.get("increment"), token.lease_ttl or token.ttl, period, explicit_max_ttl,
-                                token.creation_time, now, token_mount_ttls(req.service))
+    login = _login_renewal(req, token)
+    if login is not None:  # a login token: its auth method decides (RenewToken -> the backend's renew)
+        backend_ttl, period, mount_ttls = login
+        explicit_max_ttl = token.explicit_max_ttl
+    else:
+        period, explicit_max_ttl = role_limits(req.service.tokens.roles.get(token.role) if token.role else None,
+                                               token.period, token.explicit_max_ttl)
+        backend_ttl, mount_ttls = token.lease_ttl or token.ttl, token_mount_ttls(req.service)
+    ttl, warnings = renewal_ttl(req.data.get("increment"), backend_ttl, period, explicit_max_ttl,
+                                token.creation_time, now, mount_ttls)
     token = req.service.tokens.renewed(token, ttl, now)
     auth = token.auth_block(lease_duration=ttl)
     if blank_id:

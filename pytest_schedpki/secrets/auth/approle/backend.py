@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from pytest_schedpki.secrets.framework.engine import EngineHost, MountInfo
+from pytest_schedpki.secrets.framework.logical import internal_error
 from pytest_schedpki.secrets.framework.router import Router
 
 from . import login, role_fields, roles, secret_ids
@@ -31,6 +32,17 @@ class ApproleBackend:
 
     def entity_id(self, role: str) -> str:
         return self.entities.setdefault(role, str(uuid.uuid4()))
+
+    def login_renewal(self, token: Any) -> tuple[int, int, int]:
+        """What ``pathLoginRenew`` answers for a login token being renewed: the role's ``(token_ttl,
+        token_period, token_max_ttl)`` in seconds (the token store then applies ``CalculateTTL`` with
+        this mount's TTLs). Raises LogicalError 500 ``failed to renew entry: role "<name>" does not exist
+        during renewal`` when the role the token logged in with is gone."""
+        name = token.meta.get("role_name", "")
+        role = self.state.roles.get(name)
+        if role is None:
+            raise internal_error(f'failed to renew entry: role "{name}" does not exist during renewal')
+        return role.token_ttl, role.token_period, role.token_max_ttl
 
     def snapshot(self) -> Any:
         return (self.state.copy(), dict(self.entities))

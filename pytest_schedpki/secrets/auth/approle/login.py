@@ -14,8 +14,9 @@ Checks, in order, with OpenBao 2.7.2's answers:
 
 The token comes from the service's token store (``tokens.create``) and is then marked as the login's:
 ``path`` ``auth/<mount>/login``, ``display_name`` ``<mount name>``, metadata ``role_name`` plus the
-secret ID's metadata, the role's policies, TTLs (``token_ttl`` or the mount's default lease TTL,
-capped by ``token_max_ttl`` or the mount's max; ``token_period`` makes a periodic TTL) and
+secret ID's metadata, the role's policies, TTLs (``CalculateTTL`` from the role's ``token_ttl``,
+``token_period``, ``token_max_ttl`` and ``token_explicit_max_ttl`` and the mount's lease TTLs, with its
+capping warnings; a renewal asks the backend's ``login_renewal`` for the role's current values) and
 ``token_num_uses``. The token is an orphan and renewable, like upstream's.
 """
 
@@ -25,6 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.secrets.framework.fields import STRING, Field
+from pytest_schedpki.secrets.framework.lease_ttl import calculate_ttl, mount_ttls
 from pytest_schedpki.secrets.framework.logical import LogicalError, LogicalResponse, user_error
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
@@ -50,17 +52,6 @@ def _secret(req: LogicalRequest, backend: ApproleBackend, role: Role) -> SecretI
     return entry
 
 
-def token_ttls(role: Role, default_ttl: int, max_ttl: int) -> tuple[int, int]:
-    """``(ttl, explicit_max_ttl)`` in seconds for a login token of ``role`` on a mount with these
-    lease TTLs (tokenutil's rules, reduced to what the token store keeps)."""
-    ttl = role.token_period or role.token_ttl or default_ttl
-    if not role.token_period:
-        ttl = min(ttl, role.token_max_ttl or max_ttl)
-    if role.token_explicit_max_ttl:
-        ttl = min(ttl, role.token_explicit_max_ttl)
-    return ttl, role.token_explicit_max_ttl
-
-
 def login(req: LogicalRequest) -> LogicalResponse:
     backend: ApproleBackend = req.mount.backend  # type: ignore[union-attr,assignment]
     role_id = req.data.get("role_id")
@@ -81,17 +72,20 @@ def login(req: LogicalRequest) -> LogicalResponse:
     meta: dict[str, Any] = {"role_name": role.name, **(entry.metadata if entry else {})}
     mount = req.mount
     assert mount is not None
-    ttl, explicit = token_ttls(role, mount.effective_default_ttl(), mount.effective_max_ttl())
     service = req.service
+    now = service.clock.now()
+    explicit = role.token_explicit_max_ttl
+    ttl, warnings = calculate_ttl(0, role.token_ttl, role.token_period, explicit, now, now,
+                                  mount_ttls(mount, role.token_max_ttl))
     token = service.tokens.create(
-        service.clock.now(), policies=list(role.token_policies), ttl=ttl, meta=meta, num_uses=role.token_num_uses,
+        now, policies=list(role.token_policies), ttl=ttl, meta=meta, num_uses=role.token_num_uses,
         renewable=True, no_default_policy=role.token_no_default_policy, explicit_max_ttl=explicit)
     name = mount.path.strip("/")
     token = replace(token, path=f"auth/{name}/login", display_name=name.replace("/", "-"),
                     extra={**token.extra, "bound_cidrs": list(role.token_bound_cidrs), "period": role.token_period},
                     entity_id=backend.entity_id(role.name))
     service.tokens.tokens[token.id] = token
-    return LogicalResponse(data=None, auth=token.auth_block())
+    return LogicalResponse(data=None, auth=token.auth_block(), warnings=warnings)
 
 
 def paths(backend: ApproleBackend) -> list[Path]:
