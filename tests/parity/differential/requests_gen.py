@@ -104,7 +104,9 @@ def dump_body(body: Any) -> str:
 
 DURATIONS = ["1h", "30m", "90s", "1d", "2d", "1.5h", "bad", "xd", "d", "1h30m", "-1h", "0", "0s", "", "87600h",
              "1000000h", "3600", "+1h", ".5h", "1e3", "1h ", " 1h", "1us", "1\u00b5s", "1ns", "2562047h",
-             "99999999999999999999s", "1.5d", "1dd", "1m1d"]
+             "99999999999999999999s", "1.5d", "1dd", "1m1d",
+             # at the edge of time.Duration: ParseDurationSecond's overflow check
+             "9223372036", "9223372037", "-9223372037", "106751d", "106752d", "-1"]
 NAMES = ["a.example.com", "example.com", "*.example.com", "x.example.com,y.example.com", "localhost", "evil.org",
          "foo@example.com", "bücher.example.com", "xn--bcher-kva.example.com", "a..b.example.com", "-a.example.com",
          "A.Example.COM", "", " ", "*", "127.0.0.1", "\u200bzw.example.com", "\uff41.example.com", "a_b.example.com",
