@@ -202,6 +202,9 @@ def decode_policy_text(text: str) -> str:
         return text
 
 
+NESTED_TOO_DEEPLY = "nested too deeply"  # the double's own reason (docs/divergences.md)
+
+
 def parse_policy(text: str) -> dict[str, set[str]]:
     """``{path pattern: capabilities}`` of a policy text: HCL, or JSON when it starts with ``{``
     (HCL1's test), read into the same tree (:mod:`pytest_schedpki.hcl.hcl1_json`) and checked the same way. Raises
@@ -222,6 +225,8 @@ def parse_policy_full(text: str) -> tuple[dict[str, set[str]], dict[str, list[Pa
         rules = _rules(root)
     except (hcl1.HclError, PolicyError) as exc:
         raise PolicyError(f"failed to parse policy: {exc}") from None
+    except RecursionError:  # blocks or lists nested deeper than Python can walk (Go's parser has no limit)
+        raise PolicyError(f"failed to parse policy: {NESTED_TOO_DEEPLY}") from None
     result: dict[str, set[str]] = {}
     for pattern, block in rules.items():
         caps: set[str] = set()

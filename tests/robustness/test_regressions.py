@@ -504,3 +504,21 @@ def test_a_policy_escape_go_cannot_unquote_is_a_400_not_an_internal_error(fresh)
     assert r.status_code == 400
     assert r.json() == {"errors": ['failed to parse policy: At 1:6: unquote "\\500" err: invalid syntax']}
     assert requests.get(url, headers=V).status_code == 404
+
+
+@pytest.mark.parametrize("rules", [
+    'namespace "x" {' * 3000 + "}" * 3000,
+    'path "x" { capabilities = ' + "[" * 3000 + "]" * 3000 + " }",
+    'path "x" { a = ' + "{ b = " * 3000 + "1" + "}" * 3000 + " }",
+], ids=["blocks", "lists", "objects"])
+def test_policy_rules_nested_deeper_than_python_recurses_are_a_policy_error_not_a_500(fresh, rules):
+    """HCL nested thousands deep (Go parses it; Python's recursion limit stops the double's parser):
+    the policy error of each service (docs/divergences.md), nothing stored, no handler error."""
+    r = requests.post(fresh.secrets_url + "/v1/sys/policies/acl/deep", json={"policy": rules}, headers=V)
+    assert (r.status_code, _errors(r)) == (400, ["failed to parse policy: nested too deeply"])
+    assert requests.get(fresh.secrets_url + "/v1/sys/policies/acl/deep", headers=V).status_code == 404
+    r = requests.post(fresh.scheduler_url + "/v1/acl/policy/deep", json={"Name": "deep", "Rules": rules}, headers=N)
+    assert r.status_code == 400
+    assert r.text.endswith("* failed to parse rules: Failed to parse ACL Policy: nested too deeply\n\n"), r.text[-200:]
+    assert requests.get(fresh.scheduler_url + "/v1/acl/policy/deep", headers=N).status_code == 404
+    assert not fresh.pop_handler_errors()

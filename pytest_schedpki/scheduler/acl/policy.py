@@ -129,6 +129,8 @@ def _decode(rules: str) -> dict:
         raise PolicyError(f"Failed to parse ACL Policy: {exc}") from None
     except GoPanic as exc:
         raise PolicyError(f"Failed to parse ACL Policy: invalid acl policy: {exc}") from None
+    except RecursionError:  # blocks or lists nested deeper than Python can walk (Go's parser has no limit)
+        raise PolicyError("Failed to parse ACL Policy: nested too deeply") from None
     return p
 
 
