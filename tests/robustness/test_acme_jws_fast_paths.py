@@ -105,3 +105,53 @@ def test_the_account_key_is_built_once_and_a_refused_jwk_refused_each_time():
             jws._public_key("ES256", bad)
     with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):  # an unhashable member: built uncached, refused alike
         jws._public_key("ES256", {**jwk, "x": ["a"]})
+
+
+def _segment(fn, segment: bytes):
+    import jwt
+
+    try:
+        return "ok", fn(segment, "payload")
+    except jwt.exceptions.DecodeError as exc:
+        return "error", str(exc)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(segment=st.binary(max_size=24).map(lambda b: base64.urlsafe_b64encode(b).rstrip(b"="))
+       | st.text(alphabet="AQgw_-z09\r\n=+/.\u00e9", max_size=24).map(lambda t: t.encode("utf-8"))
+       | st.binary(max_size=24).map(base64.urlsafe_b64encode))
+@example(b"QR")  # non-canonical trailing bits: refused by PyJWT
+@example(b"QQ")
+@example(b"QQ==")
+@example(b"QQ=")
+@example(b"A")
+@example(b"")
+@example(b"QQ\n")
+def test_pyjws_segment_fast_path(segment):
+    """The JWS verifier's segment decoder decides as PyJWT's own: same bytes or same refusal."""
+    import jwt
+
+    assert _segment(jws._PyJWS._decode_base64url_segment, segment) == _segment(
+        jwt.PyJWS._decode_base64url_segment, segment)
+
+
+def test_pyjws_fast_path_is_the_one_pyjwt_calls():
+    """PyJWT's decoding calls the overridden segment decoder (a PyJWT that stops calling it would
+    silently lose the fast path, not change an answer) and a non-canonical signature is still refused."""
+    from unittest import mock
+
+    import jwt
+    import pytest
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    token = jwt.PyJWS().encode(b'{"a":"b"}', key, algorithm="ES256")
+    with mock.patch.object(jws._PyJWS, "_decode_base64url_segment", wraps=jws._PyJWS._decode_base64url_segment) as seen:
+        assert jws._JWS.decode_complete(token, key=key.public_key(), algorithms=["ES256"])["payload"] == b'{"a":"b"}'
+    assert seen.call_count == 3
+    head, payload, signature = token.split(".")
+    last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".index(signature[-1])
+    tweaked = signature[:-1] + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last ^ 1]
+    for forged in (f"{head}.{payload}.{tweaked}", f"{head}.{payload}.{signature}=", f"{head}.{payload}x.{signature}"):
+        with pytest.raises(jwt.exceptions.PyJWTError):
+            jws._JWS.decode_complete(forged, key=key.public_key(), algorithms=["ES256"])

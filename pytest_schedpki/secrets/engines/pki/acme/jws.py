@@ -264,6 +264,34 @@ def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
                       url=header.get("url") or "", existing=existing, header=header)
 
 
+_SEGMENT = re.compile(rb"[A-Za-z0-9_-]*")
+
+
+class _PyJWS(jwt.PyJWS):
+    """PyJWT's ``PyJWS``, its segment decoding done at C speed where that gives the same answer.
+
+    ``PyJWS._decode_base64url_segment`` checks every byte of a segment against the
+    base64url alphabet in a Python generator (PyJWT 2.15): ~500 steps for a JWS of a new account, more than the
+    rest of the decoding. A segment of alphabet bytes only (one regular expression), not of a length
+    base64 cannot have (``len % 4 == 1``) and in canonical form (re-encoding it gives it back) is
+    exactly what PyJWT accepts there, so it is decoded at once; anything else (padding, an illegal
+    byte, non-canonical trailing bits) goes to PyJWT's own method, which accepts or refuses it with
+    its own error. Every other step of ``decode_complete`` is PyJWT's."""
+
+    @staticmethod
+    def _decode_base64url_segment(segment: bytes, name: str) -> bytes:
+        if _SEGMENT.fullmatch(segment) and len(segment) % 4 != 1:
+            decoded = base64.urlsafe_b64decode(segment + b"=" * (-len(segment) % 4))
+            if base64.urlsafe_b64encode(decoded).rstrip(b"=") == segment:
+                return decoded
+        return jwt.PyJWS._decode_base64url_segment(segment, name)
+
+
+#: one instance for every request: ``PyJWS()`` builds PyJWT's whole algorithm table (~6-30 us), and
+#: ``decode_complete`` changes nothing in it (a fresh instance decides exactly as this one)
+_JWS = _PyJWS()
+
+
 @functools.lru_cache(maxsize=256)
 def _cached_key(alg: str, members: tuple[tuple[str, Any], ...]) -> Any:
     return jwt.PyJWK(dict(members), alg).key
@@ -296,7 +324,7 @@ def verify(ctx: JwsContext, protected: str, payload: str, signature: str) -> dic
             raise AcmeProblem.wrap("malformed", f"failed to verify signature: error parsing signature: {exc}") from None
     try:
         key = _public_key(ctx.alg, ctx.jwk)
-        verified = jwt.PyJWS().decode_complete(compact, key=key, algorithms=[ctx.alg])["payload"]
+        verified = _JWS.decode_complete(compact, key=key, algorithms=[ctx.alg])["payload"]
     except (PyJWTError, PyJWKError, ValueError, TypeError):
         raise AcmeProblem("serverInternal", f"failed to verify signature: {CRYPTO_FAILURE}") from None
     if not verified:
