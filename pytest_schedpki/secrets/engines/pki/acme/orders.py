@@ -149,7 +149,7 @@ def new_order(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
                 raise AcmeProblem.wrap("malformed", f"invalid type ({go_type(data[name])}) for field '{name}'")
             raise AcmeProblem.lead("malformed", "NotBefore and NotAfter are not supported")
     _check_against_role(ctx, identifiers)
-    acme = writable(backend)
+    acme = writable(backend, "authorizations", "orders")
     authz_ids = []
     for item in identifiers:
         authz = new_authorization(account.kid, item)
