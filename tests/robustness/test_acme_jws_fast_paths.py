@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -155,3 +156,50 @@ def test_pyjws_fast_path_is_the_one_pyjwt_calls():
     for forged in (f"{head}.{payload}.{tweaked}", f"{head}.{payload}.{signature}=", f"{head}.{payload}x.{signature}"):
         with pytest.raises(jwt.exceptions.PyJWTError):
             jws._JWS.decode_complete(forged, key=key.public_key(), algorithms=["ES256"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(value=st.text(alphabet="0123456789.:abcdefABCDEFxyz%-_ \u0663\uff11", max_size=20) | st.ip_addresses().map(str))
+@example("fe80::1%eth0")
+@example("1.2.3.4")
+@example("\u0661.\u0662.\u0663.\u0664")
+def test_a_dns_identifier_skips_the_ip_parse_only_where_it_cannot_parse(value):
+    """new-order refuses a DNS identifier that parses as an IP address; the parse is skipped for
+    names that cannot be one, never for a name that is."""
+    import ipaddress
+
+    from pytest_schedpki.secrets.engines.pki.acme.orders import _may_be_ip
+
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return
+    assert _may_be_ip(value)
+
+
+@pytest.mark.parametrize("text, refused", [
+    ('{"alg":"ES256","kid":"k","url":"u","nonce":"n"}', False),
+    ('{"alg":"ES256","kid":"k","jwk":null}', True),  # a jwk member, even null: both kid and jwk
+    ('{"alg":"ES256","kid":"k","\\u006awk":{}}', True),  # the member's name written with an escape
+    ('{"alg":"ES256","kid":"k","jwk":1,"jwk":2}', True),
+    ('{"alg":"ES256","kid":"k","JWK":{}}', False),  # names are exact here, as raw_members reads them
+    ('{"alg":"ES256","kid":"k","x":"' + "a" * 700 + '"}', False),  # long: members read as before
+    ('{"alg":"ES256","kid":"k","x":' + "[" * 250 + "]" * 250 + "}", False),
+])
+def test_a_kid_header_is_refused_for_a_jwk_member_exactly_when_its_members_name_one(text, refused):
+    """A kid request's members are only re-read when the header has a "jwk" member or is long; the
+    answer (both kid and jwk: malformed) is the one the re-reading gives."""
+    from pytest_schedpki.secrets.engines.pki.acme.problems import AcmeProblem
+
+    protected = base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
+    header = jws.parse_header(protected)
+    assert ("jwk" in jws.raw_members(header["_raw"])) is refused
+
+    def load(kid):
+        return {"kty": "EC"}, "{}"
+
+    if refused:
+        with pytest.raises(AcmeProblem, match="got both account 'kid' and 'jwk'"):
+            jws.outer_context(header, load)
+    else:
+        assert jws.outer_context(header, load).jwk_raw == "{}"

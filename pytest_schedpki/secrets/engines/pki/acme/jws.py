@@ -240,7 +240,12 @@ def outer_context(header: dict[str, Any], load_jwk) -> JwsContext:
     def fail(name: str, text: str) -> AcmeProblem:
         return AcmeProblem(name, f"failed to json unmarshal 'protected': {text}")
     kid, alg = header.get("kid") or "", header.get("alg") or ""
-    raw_jwk = raw_members(header["_raw"]).get("jwk", "")
+    raw = header["_raw"]
+    # a header without a "jwk" member (a kid request) has no raw text to keep: its members are not
+    # re-read (~10 us). Only where that reading cannot fail either: json's scanner could run out of
+    # recursion on a header nested deeper than its limit that Go's decoder took (depth < 10000),
+    # which a header of under 600 characters cannot be.
+    raw_jwk = raw_members(raw).get("jwk", "") if "jwk" in header or len(raw) >= 600 else ""
     if kid and raw_jwk:
         raise fail("malformed", "invalid header: got both account 'kid' and 'jwk' in the same message; expected "
                                 "only one: the request message was malformed")
