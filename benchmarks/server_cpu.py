@@ -5,10 +5,15 @@
 
 Starts ``bao server -dev`` and one ``schedpki serve --no-seed`` per ``--double NAME=PATH`` (that
 checkout first on ``PYTHONPATH``), sets up the PKI workload of ``benchmarks/pki.py`` on each, then
-for each operation (read a role, fetch the CRL in DER) and client thread count (1, 4) runs
-``--rounds`` rounds; a round sends ``--requests`` requests to every server in turn (the order rotates
-from round to round), each thread with its own keep-alive ``requests`` session (warmed up first), and
-reads the server process's user + system CPU (all threads) from /proc before and after. Prints the
+for each operation (read a role, fetch the CRL in DER, and the three ACME rows of
+``benchmarks/protocols.py``: ``HEAD new-nonce``, ``new-account`` with a fresh ES256 key, ``new-order``
+for one name, made by its request makers and ``prepare`` steps) and client thread count (1, 4) runs
+``--rounds`` rounds; a round sends ``--requests`` requests (``--acme-requests`` for the ACME rows: each
+of their writes stores an account or an order, and the standalone rows measure a store of hundreds,
+not tens of thousands) to every server in turn (the order rotates from round to round), each thread
+with its own keep-alive ``requests`` session (warmed up first), and reads the server process's user +
+system CPU (all threads) from /proc before and after. An ACME JWS is signed by this process inside
+the round: that is client CPU, not in the figure. Prints the
 microseconds of server CPU per request of each round, their minimum and median, and each server's
 median against bao's (bao / server: higher is better; the target of issue 27 is 1.2).
 """
@@ -26,11 +31,13 @@ sys.path.insert(0, HERE)
 
 import pki  # noqa: E402
 import procs  # noqa: E402
+import protocols  # noqa: E402
 import requests  # noqa: E402
 
-OPS = {
-    "read_role": lambda session, base: session.get(f"{base}/v1/pki/roles/ec"),
-    "crl": lambda session, base: session.get(f"{base}/v1/pki/crl"),
+OPS: dict[str, pki.Operation] = {
+    "read_role": pki.Operation("read_role", "read role", lambda session, base, n: session.get(f"{base}/v1/pki/roles/ec")),
+    "crl": pki.Operation("crl", "CRL (DER)", lambda session, base, n: session.get(f"{base}/v1/pki/crl")),
+    **{op.key: op for op in protocols.operations(procs.ROOT) if op.key.startswith("acme_")},
 }
 WARM_UP = 20  # untimed requests per session before a round
 
@@ -45,28 +52,35 @@ def start_double(path: str) -> procs.Proc:
     return procs.Proc("double", argv, port, env, os.path.abspath(path), scheduler_port=scheduler_port)
 
 
-def one_round(proc: procs.Proc, op, threads: int, count: int) -> float:
-    """Server CPU microseconds per request over ``count`` requests spread over ``threads`` threads."""
+def one_round(proc: procs.Proc, operation: pki.Operation, threads: int, count: int) -> float:
+    """Server CPU microseconds per request over ``count`` requests spread over ``threads`` threads;
+    ``operation.prepare`` (untimed) first, then :data:`WARM_UP` untimed requests per session. The
+    request number ``n`` handed to ``operation.op`` is unique in the round (new-account's key index)."""
+    op, share = operation.op, count // threads
     pool = []
     for _ in range(threads):
         session = requests.Session()
         session.headers["X-Vault-Token"] = procs.ROOT
-        for _ in range(WARM_UP):
-            op(session, proc.url).raise_for_status()
         pool.append(session)
+    first = operation.prepare(proc.url, threads * (WARM_UP + share), pool) if operation.prepare else 0
+    for t, session in enumerate(pool):
+        for n in range(WARM_UP):
+            response = op(session, proc.url, first + t * (WARM_UP + share) + n)
+            if response.status_code >= 300:
+                raise RuntimeError(f"warm-up: {response.status_code} {response.text[:200]}")
     barrier = threading.Barrier(threads + 1)
     errors: list[str] = []
 
-    def work(session: requests.Session, n: int) -> None:
+    def work(session: requests.Session, start: int) -> None:
         barrier.wait()
-        for _ in range(n):
-            response = op(session, proc.url)
-            if response.status_code != 200:
+        for n in range(start, start + share):
+            response = op(session, proc.url, n)
+            if response.status_code >= 300:
                 errors.append(f"{response.status_code} {response.text[:200]}")
                 return
 
-    share = count // threads
-    workers = [threading.Thread(target=work, args=(s, share)) for s in pool]
+    workers = [threading.Thread(target=work, args=(s, first + t * (WARM_UP + share) + WARM_UP))
+               for t, s in enumerate(pool)]
     for worker in workers:
         worker.start()
     before = procs.cpu_seconds(proc.pid)
@@ -86,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--double", action="append", default=[], metavar="NAME=PATH",
                         help="a checkout of the double to run (default: this one, as 'double')")
     parser.add_argument("--requests", type=int, default=3000, help="requests per round (default 3000)")
+    parser.add_argument("--acme-requests", type=int, default=600,
+                        help="requests per round of the ACME rows (default 600)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per row (default 3)")
-    parser.add_argument("--ops", default="read_role,crl", help="comma-separated: read_role, crl")
+    parser.add_argument("--ops", default="read_role,crl",
+                        help=f"comma-separated, of: {', '.join(OPS)} (acme: the three ACME rows)")
     parser.add_argument("--threads", default="1,4", help="comma-separated client thread counts")
     args = parser.parse_args(argv)
     doubles = [spec.split("=", 1) for spec in args.double] or [["double", os.path.dirname(HERE)]]
@@ -99,18 +116,20 @@ def main(argv: list[str] | None = None) -> int:
         for proc in started.values():
             pki.setup(proc.url, procs.ROOT)
         names = list(started)
-        for op_name in args.ops.split(","):
+        ops = [name for key in args.ops.split(",") for name in OPS if name == key or name.startswith(f"{key}_")]
+        for op_name in ops:
+            count = args.acme_requests if op_name.startswith("acme_") else args.requests
             for threads in (int(t) for t in args.threads.split(",")):
                 samples: dict[str, list[float]] = {name: [] for name in names}
                 for r in range(args.rounds):
                     order = names[r % len(names):] + names[:r % len(names)]
                     for name in order:
-                        samples[name].append(one_round(started[name], OPS[op_name], threads, args.requests))
+                        samples[name].append(one_round(started[name], OPS[op_name], threads, count))
                 bao = statistics.median(samples["bao"])
                 for name in names:
                     values = samples[name]
                     med = statistics.median(values)
-                    print(f"{op_name:9} threads={threads} {name:8} us/req min {min(values):7.1f} median {med:7.1f} "
+                    print(f"{op_name:12} threads={threads} {name:8} us/req min {min(values):7.1f} median {med:7.1f} "
                           f"ratio bao/{name} {bao / med:5.2f}  rounds {[round(v, 1) for v in values]}", flush=True)
     finally:
         for proc in started.values():

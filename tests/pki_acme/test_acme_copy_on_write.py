@@ -100,3 +100,49 @@ def test_a_role_directory_follows_each_write_of_its_role(double):
     s.post(role, json={"allowed_domains": ["example.com"], "allow_subdomains": True}).raise_for_status()
     assert client.new_order(["www.example.com"]).status == 201
     assert client.new_order(["www.other.org"]).status == 400
+
+
+def test_new_accounts_and_orders_after_the_baseline_leave_it_and_share_nothing_it_keeps(double):
+    """new-account copies only the tables it adds to (accounts, thumbprints, EAB keys) and new-order
+    only its own (orders, authorizations); the tables they share with the baseline stay the
+    baseline's: a later change of a shared table (an account deactivated) copies it then, and
+    ``reset()`` brings back exactly the baseline (the same key registers anew: its thumbprint is
+    gone)."""
+    directory = _setup(double)
+    inspector = AcmeInspector(double.secrets)
+    kept = AcmeClient(directory)
+    assert kept.new_account(contact=["mailto:k@example.com"]).status == 201
+    _order(kept, "kept.example.com")
+    double.save_baseline()
+    before = _snapshot(inspector)
+
+    late = AcmeClient(directory)
+    assert late.new_account(contact=["mailto:l@example.com"]).status == 201
+    _, late_order_url, _ = _order(late, "late.example.com")
+    _order(kept, "kept-later.example.com")
+    assert kept.post(kept.kid, {"status": "deactivated"}).json()["status"] == "deactivated"
+    assert len(inspector.accounts()) == 2 and len(inspector.orders()) == 3
+
+    double.reset()
+    assert _snapshot(inspector) == before
+    assert inspector.assert_account(contact="mailto:k@example.com").status == "valid"
+    gone = late.post(late_order_url)
+    assert (gone.status, gone.json()["type"]) == (400, "urn:ietf:params:acme:error:accountDoesNotExist")
+    assert late.new_account(contact=["mailto:l@example.com"]).status == 201  # a new account, not the old one
+    kept.nonce = None  # a reset forgets the nonces handed out before it
+    assert kept.new_order(["again.example.com"]).status == 201
+    assert len(inspector.accounts()) == 2 and len(inspector.orders()) == 2
+
+
+def test_writable_refuses_an_unknown_table():
+    from pytest_schedpki.secrets.engines.pki.acme.state import AcmeStore, writable
+
+    class _State:
+        extra = {"acme": AcmeStore()}
+
+    class _Backend:
+        state = _State()
+
+    with pytest.raises(ValueError, match="no ACME table 'order'"):
+        writable(_Backend(), "order")
+    assert writable(_Backend(), "orders").orders == {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -105,3 +106,100 @@ def test_the_account_key_is_built_once_and_a_refused_jwk_refused_each_time():
             jws._public_key("ES256", bad)
     with pytest.raises((jwt.exceptions.PyJWKError, jwt.exceptions.PyJWTError)):  # an unhashable member: built uncached, refused alike
         jws._public_key("ES256", {**jwk, "x": ["a"]})
+
+
+def _segment(fn, segment: bytes):
+    import jwt
+
+    try:
+        return "ok", fn(segment, "payload")
+    except jwt.exceptions.DecodeError as exc:
+        return "error", str(exc)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(segment=st.binary(max_size=24).map(lambda b: base64.urlsafe_b64encode(b).rstrip(b"="))
+       | st.text(alphabet="AQgw_-z09\r\n=+/.\u00e9", max_size=24).map(lambda t: t.encode("utf-8"))
+       | st.binary(max_size=24).map(base64.urlsafe_b64encode))
+@example(b"QR")  # non-canonical trailing bits: refused by PyJWT
+@example(b"QQ")
+@example(b"QQ==")
+@example(b"QQ=")
+@example(b"A")
+@example(b"")
+@example(b"QQ\n")
+def test_pyjws_segment_fast_path(segment):
+    """The JWS verifier's segment decoder decides as PyJWT's own: same bytes or same refusal."""
+    import jwt
+
+    assert _segment(jws._PyJWS._decode_base64url_segment, segment) == _segment(
+        jwt.PyJWS._decode_base64url_segment, segment)
+
+
+def test_pyjws_fast_path_is_the_one_pyjwt_calls():
+    """PyJWT's decoding calls the overridden segment decoder (a PyJWT that stops calling it would
+    silently lose the fast path, not change an answer) and a non-canonical signature is still refused."""
+    from unittest import mock
+
+    import jwt
+    import pytest
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    token = jwt.PyJWS().encode(b'{"a":"b"}', key, algorithm="ES256")
+    with mock.patch.object(jws._PyJWS, "_decode_base64url_segment", wraps=jws._PyJWS._decode_base64url_segment) as seen:
+        assert jws._JWS.decode_complete(token, key=key.public_key(), algorithms=["ES256"])["payload"] == b'{"a":"b"}'
+    assert seen.call_count == 3
+    head, payload, signature = token.split(".")
+    last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".index(signature[-1])
+    tweaked = signature[:-1] + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last ^ 1]
+    for forged in (f"{head}.{payload}.{tweaked}", f"{head}.{payload}.{signature}=", f"{head}.{payload}x.{signature}"):
+        with pytest.raises(jwt.exceptions.PyJWTError):
+            jws._JWS.decode_complete(forged, key=key.public_key(), algorithms=["ES256"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(value=st.text(alphabet="0123456789.:abcdefABCDEFxyz%-_ \u0663\uff11", max_size=20) | st.ip_addresses().map(str))
+@example("fe80::1%eth0")
+@example("1.2.3.4")
+@example("\u0661.\u0662.\u0663.\u0664")
+def test_a_dns_identifier_skips_the_ip_parse_only_where_it_cannot_parse(value):
+    """new-order refuses a DNS identifier that parses as an IP address; the parse is skipped for
+    names that cannot be one, never for a name that is."""
+    import ipaddress
+
+    from pytest_schedpki.secrets.engines.pki.acme.orders import _may_be_ip
+
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return
+    assert _may_be_ip(value)
+
+
+@pytest.mark.parametrize("text, refused", [
+    ('{"alg":"ES256","kid":"k","url":"u","nonce":"n"}', False),
+    ('{"alg":"ES256","kid":"k","jwk":null}', True),  # a jwk member, even null: both kid and jwk
+    ('{"alg":"ES256","kid":"k","\\u006awk":{}}', True),  # the member's name written with an escape
+    ('{"alg":"ES256","kid":"k","jwk":1,"jwk":2}', True),
+    ('{"alg":"ES256","kid":"k","JWK":{}}', False),  # names are exact here, as raw_members reads them
+    ('{"alg":"ES256","kid":"k","x":"' + "a" * 700 + '"}', False),  # long: members read as before
+    ('{"alg":"ES256","kid":"k","x":' + "[" * 250 + "]" * 250 + "}", False),
+])
+def test_a_kid_header_is_refused_for_a_jwk_member_exactly_when_its_members_name_one(text, refused):
+    """A kid request's members are only re-read when the header has a "jwk" member or is long; the
+    answer (both kid and jwk: malformed) is the one the re-reading gives."""
+    from pytest_schedpki.secrets.engines.pki.acme.problems import AcmeProblem
+
+    protected = base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
+    header = jws.parse_header(protected)
+    assert ("jwk" in jws.raw_members(header["_raw"])) is refused
+
+    def load(kid):
+        return {"kty": "EC"}, "{}"
+
+    if refused:
+        with pytest.raises(AcmeProblem, match="got both account 'kid' and 'jwk'"):
+            jws.outer_context(header, load)
+    else:
+        assert jws.outer_context(header, load).jwk_raw == "{}"

@@ -102,12 +102,13 @@ def _identifier(raw: Any) -> Identifier:
                                                     "wildcard must not be entire domain name; need at least two "
                                                     "domain labels")
             found.value = rest
-        try:
-            ipaddress.ip_address(found.value)
-            raise AcmeProblem.wrap("malformed", f"refusing to accept argument ({value}) as DNS type identifier: "
-                                                "parsed OK as IP address")
-        except ValueError:
-            pass
+        if _may_be_ip(found.value):
+            try:
+                ipaddress.ip_address(found.value)
+                raise AcmeProblem.wrap("malformed", f"refusing to accept argument ({value}) as DNS type "
+                                                    "identifier: parsed OK as IP address")
+            except ValueError:
+                pass
         why = _go_idna_error(found.value)
         if why:
             raise AcmeProblem.wrap("malformed", f"value argument ({value}) failed validation: {why}")
@@ -120,6 +121,13 @@ def _identifier(raw: Any) -> Identifier:
     else:
         raise AcmeProblem.wrap("unsupportedIdentifier", f"unsupported identifier type {kind}")
     return found
+
+
+def _may_be_ip(value: str) -> bool:
+    """Whether ``ipaddress.ip_address`` could parse ``value``: an IPv4 address is digits and dots
+    only, an IPv6 one has a ``:`` (``_ip_int_from_string`` wants three parts at least); any other
+    name fails both, which costs ~5 us of raised and caught errors per DNS identifier."""
+    return ":" in value or not value.strip("0123456789.")
 
 
 def _check_against_role(ctx: AcmeContext, identifiers: list[Identifier]) -> None:
@@ -149,7 +157,7 @@ def new_order(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
                 raise AcmeProblem.wrap("malformed", f"invalid type ({go_type(data[name])}) for field '{name}'")
             raise AcmeProblem.lead("malformed", "NotBefore and NotAfter are not supported")
     _check_against_role(ctx, identifiers)
-    acme = writable(backend)
+    acme = writable(backend, "authorizations", "orders")
     authz_ids = []
     for item in identifiers:
         authz = new_authorization(account.kid, item)

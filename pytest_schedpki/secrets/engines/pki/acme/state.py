@@ -14,9 +14,9 @@ import base64
 import copy
 import dataclasses
 import datetime
+import os
 import secrets
 import threading
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -122,20 +122,27 @@ def store(backend: PkiBackend) -> AcmeStore:
 _TABLES = tuple(f.name for f in dataclasses.fields(AcmeStore))
 
 
-def writable(backend: PkiBackend, deep: bool = False) -> AcmeStore:
+def writable(backend: PkiBackend, *tables: str, deep: bool = False) -> AcmeStore:
     """The mount's records, copied before a change (copy-on-write: the request's savepoint and the
     baselines hold the old :class:`AcmeStore`). The copy has new tables that share the records (a
     dict copy per table, not a deep copy of every account, order and authorization, which made each
     ACME write cost O(stored records) in Python); a caller that changes a stored record in place
     takes its own copy first with :func:`owned`. Adding, replacing or deleting table entries needs
-    no more. ``deep``: copy every record too (tidy, which walks and changes many)."""
+    no more. ``tables``: the only tables the caller changes (``"accounts"``, ``"orders"``...), copied
+    while the others are shared with the old store (a copy costs ~10 us per 1,000 records, on every
+    write: new-order changes two of the seven tables); none named: every table. ``deep``: copy every
+    record too (tidy, which walks and changes many)."""
     found = backend.state.extra.get(_KEY)
     if found is None:
         copied = AcmeStore()
     elif deep:
         copied = copy.deepcopy(found)
     else:
-        copied = AcmeStore(**{name: dict(getattr(found, name)) for name in _TABLES})
+        copied = AcmeStore(**{name: getattr(found, name) for name in _TABLES})
+        for name in tables or _TABLES:
+            if name not in _TABLES:
+                raise ValueError(f"no ACME table {name!r}")
+            setattr(copied, name, dict(getattr(found, name)))
     backend.state.extra[_KEY] = copied
     return copied
 
@@ -154,9 +161,16 @@ def rfc3339(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_UUID_V4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))  # the version and variant bits of a 128-bit UUID
+_UUID_V4_SET = (0x4000 << 64) | (0x8000 << 48)  # version 4, RFC 4122 variant
+
+
 def new_uuid() -> str:
-    """``genUuid``: a random UUID text."""
-    return str(uuid.uuid4())
+    """``genUuid``: a random (version 4) UUID text, ``str(uuid.uuid4())`` formatted without building
+    the ``UUID`` object (a third of its cost; new-order makes two): the same 122 bits of
+    ``os.urandom`` (orders, authorizations and accounts are named by these ids)."""
+    text = "%032x" % ((int.from_bytes(os.urandom(16), "big") & _UUID_V4_CLEAR) | _UUID_V4_SET)
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def new_token() -> str:
