@@ -81,3 +81,50 @@ def test_the_seed_module_imports_the_services_only_to_seed_them():
             "print(sorted(m for m in sys.modules if m.startswith(('pytest_schedpki.scheduler', "
             "'pytest_schedpki.secrets'))))")
     assert _run(code) == "[]"
+
+
+def test_the_double_starts_with_the_collector_paused_and_gives_it_back_as_the_user_had_it(pytester):
+    # the plugin may pause automatic garbage collection while it imports and builds the double, and must
+    # leave the user's process as it was: enabled or not, thresholds, nothing frozen
+    pytester.makeconftest(
+        """
+        import gc
+
+        import pytest
+
+        seen = []
+
+        def pytest_configure(config):
+            gc.set_threshold(1234, 5, 6)
+            if config.getoption("--disabled-gc", False):
+                gc.disable()
+
+        def pytest_addoption(parser):
+            parser.addoption("--disabled-gc", action="store_true")
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_fixture_setup(fixturedef, request):
+            state = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+            try:
+                return (yield)
+            finally:
+                if fixturedef.argname == "schedpki_double":
+                    seen.append(state)
+        """
+    )
+    pytester.makepyfile(
+        """
+        import gc
+
+        from conftest import seen
+
+        def test_uses_it(schedpki, request):
+            enabled = not request.config.getoption("--disabled-gc")
+            [before] = seen
+            assert before == (enabled, (1234, 5, 6), 0)
+            assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--disabled-gc").assert_outcomes(
+        passed=1)
