@@ -146,7 +146,8 @@ def call(method, path, body=None):
             return answer.status
     except urllib.error.HTTPError as error:
         return [error.code, error.read().decode()]
-lazy = ("jwt", "pytest_schedpki.secrets.engines.pki.acme.pipeline", "pytest_schedpki.secrets.engines.pki.acme.jws")
+lazy = ("jwt", "pytest_schedpki.secrets.engines.pki.acme.pipeline", "pytest_schedpki.secrets.engines.pki.acme.jws",
+        "pytest_schedpki.secrets.engines.pki.acme.state")
 issued = call("POST", "/v1/pki/issue/web", {"common_name": "a.example.com", "ttl": "1h"})
 before = [m for m in lazy if m in sys.modules]
 configured = [call("POST", "/v1/pki/config/cluster", {"path": "http://127.0.0.1/v1/pki"}),
@@ -157,4 +158,5 @@ double.stop()
 print(json.dumps([issued, before, configured, directory, after]))
 """
     assert _run(code) == json.dumps([200, [], [200, 200], 200, ["jwt", "pytest_schedpki.secrets.engines.pki.acme.pipeline",
-                                                     "pytest_schedpki.secrets.engines.pki.acme.jws"]])
+                                                     "pytest_schedpki.secrets.engines.pki.acme.jws",
+                                                     "pytest_schedpki.secrets.engines.pki.acme.state"]])
