@@ -38,19 +38,20 @@ from __future__ import annotations
 
 import http.client
 import io
-import sys
 import threading
 from typing import TYPE_CHECKING
 
+from ..process.on_import import when_imported
 from .inprocess import ROUTES, Answer, exchange
 
 if TYPE_CHECKING:
     from .server import ServiceServer
 
-_lock = threading.RLock()  # re-entrant: an import under it may run the httpx hook
+_lock = threading.Lock()
 _saved: dict[str, tuple[object, str, object]] = {}  # hook name -> (owner, attribute, original)
 _CA: dict[int, bytes] = {}  # id(server) -> PEM of the CA that signed its certificate (HTTPS listeners)
 _CA_FILES: dict[str, bytes] = {}  # CA file path -> contents (read once)
+_unwatch_httpx = None  # cancel() of the watch for httpx's import, while routed (process/on_import.py)
 
 
 def route(server: ServiceServer, ca_pem: bytes | None = None) -> None:
@@ -96,61 +97,21 @@ def _install() -> None:
                 from requests.sessions import Session
 
                 _patch("requests-env", Session, "merge_environment_settings", _requests_environment)
-        # httpx (~20 ms and ~6,000 objects with the click it imports) is patched now when the process
-        # has it, else when something imports it while a listener is routed (_HttpxImportHook).
-        httpx = sys.modules.get("httpx")
-        if httpx is not None and hasattr(httpx, "HTTPTransport"):
-            _patch("httpx", httpx.HTTPTransport, "handle_request", _httpx_handle_request)
-        elif _HTTPX_HOOK not in sys.meta_path:
-            sys.meta_path.insert(0, _HTTPX_HOOK)
+        global _unwatch_httpx  # httpx: patched now, or when it is first imported (process/on_import.py)
+        if _unwatch_httpx is None:
+            _unwatch_httpx = when_imported("httpx", lambda httpx: _patch(
+                "httpx", httpx.HTTPTransport, "handle_request", _httpx_handle_request))
 
 
 def _uninstall() -> None:
+    global _unwatch_httpx
     with _lock:
-        if _HTTPX_HOOK in sys.meta_path:
-            sys.meta_path.remove(_HTTPX_HOOK)
+        if _unwatch_httpx is not None:
+            _unwatch_httpx()
+            _unwatch_httpx = None
         for owner, attribute, original in _saved.values():
             setattr(owner, attribute, original)
         _saved.clear()
-
-
-class _HttpxImportHook:
-    """A ``sys.meta_path`` finder that only watches for ``import httpx``: it finds httpx's spec with
-    the other finders and has its loader patch ``HTTPTransport.handle_request`` right after the
-    package ran, so that httpx is routed as when it was imported before :func:`route`. It stays on
-    ``sys.meta_path`` while a listener is routed and httpx is not imported, and is gone after."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "httpx":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        run = loader.exec_module
-
-        def exec_module(module):  # the loader's own, then the patch; the loader is left as it was
-            try:
-                run(module)
-            finally:
-                loader.__dict__.pop("exec_module", None)
-            with _lock:
-                if _HTTPX_HOOK in sys.meta_path:
-                    sys.meta_path.remove(_HTTPX_HOOK)
-                    _patch("httpx", module.HTTPTransport, "handle_request", _httpx_handle_request)
-
-        loader.exec_module = exec_module
-        return spec
-
-
-_HTTPX_HOOK = _HttpxImportHook()
 
 
 def _original(name: str):

@@ -313,7 +313,7 @@ imported_by_routing = "httpx" in sys.modules
 import httpx
 with httpx.Client(base_url=double.secrets_url) as client:
     status = client.get("/v1/sys/health").status_code
-hook_left = any(type(f).__name__ == "_HttpxImportHook" for f in sys.meta_path)
+hook_left = any(type(f).__name__ == "_Watch" for f in sys.meta_path)
 patched = httpx.HTTPTransport.handle_request.__module__
 double.stop()
 restored = httpx.HTTPTransport.handle_request.__module__
