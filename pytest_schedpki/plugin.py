@@ -267,35 +267,45 @@ def _int_or_none(text: str, name: str) -> int | None:
 @pytest.fixture(scope="session")
 def schedpki_double(schedpki_settings: Settings):
     """The session's double: started on free ports, seeded, baseline saved; stopped at the end."""
-    from .double import Double
-    from .secrets.seed import DEV_MOUNTS_SEED
+    from .process.collector import paused
 
-    double = Double(management_token=schedpki_settings.management_token, root_token=schedpki_settings.root_token,
-                    rsa_key_pool=schedpki_settings.rsa_key_pool, deterministic_keys=schedpki_settings.deterministic_keys,
-                    journal_max_entries=schedpki_settings.journal_max_entries,
-                    journal_max_bytes=schedpki_settings.journal_max_bytes,
-                    control_token=schedpki_settings.control_token, bootstrap=schedpki_settings.bootstrap)
-    double.secrets.enterprise = schedpki_settings.enterprise
-    if schedpki_settings.dev_mounts:
-        double.seed(DEV_MOUNTS_SEED)
-    if not schedpki_settings.upstream.active:  # else schedpki_upstream routes each section to its side
-        for seed in schedpki_settings.seeds:
-            double.seed(seed)
-    if schedpki_settings.tls:
-        from .wire.tls import create_tls_material  # its cryptography serialization imports: only for HTTPS
-
-        double.tls = create_tls_material(schedpki_settings.host)
+    settings = schedpki_settings
+    with paused():  # the imports and the build: the collector given back as the user had it
+        double = _new_double(settings)
     try:
-        double.start(schedpki_settings.host, ssl_context=double.tls.server_context() if double.tls else None,
-                     limits=schedpki_settings.limits)
-        double.save_baseline()
-        if schedpki_settings.transport == "inprocess":
-            double.route_in_process()
+        with paused():
+            double.start(settings.host, ssl_context=double.tls.server_context() if double.tls else None,
+                         limits=settings.limits)
+            double.save_baseline()
+            if settings.transport == "inprocess":
+                double.route_in_process()
         yield double
     finally:
         double.stop()
         if double.tls is not None:
             double.tls.cleanup()  # the CA and certificate files: nothing of the session stays on disk
+
+
+def _new_double(settings: Settings) -> Double:
+    """The session's double built and seeded as ``settings`` say (not started)."""
+    from .double import Double
+    from .secrets.seed import DEV_MOUNTS_SEED
+
+    double = Double(management_token=settings.management_token, root_token=settings.root_token,
+                    rsa_key_pool=settings.rsa_key_pool, deterministic_keys=settings.deterministic_keys,
+                    journal_max_entries=settings.journal_max_entries, journal_max_bytes=settings.journal_max_bytes,
+                    control_token=settings.control_token, bootstrap=settings.bootstrap)
+    double.secrets.enterprise = settings.enterprise
+    if settings.dev_mounts:
+        double.seed(DEV_MOUNTS_SEED)
+    if not settings.upstream.active:  # else schedpki_upstream routes each section to its side
+        for seed in settings.seeds:
+            double.seed(seed)
+    if settings.tls:
+        from .wire.tls import create_tls_material  # its cryptography serialization imports: only for HTTPS
+
+        double.tls = create_tls_material(settings.host)
+    return double
 
 
 @pytest.fixture(scope="session")

@@ -309,7 +309,7 @@ class SecretsService:
                         factories: dict[str, Any]) -> Mount:
         """The mount of ``record`` with its engine restored to ``backend_snapshot``. The live mount is
         kept when it is the same mount (path, uuid, type) and its engine can be renewed (``renew()``:
-        back to how it was built, the PKI engine): its record's fields are set back and its engine
+        back to how it was built, the PKI and KV engines): its record's fields are set back and its engine
         restores its own state (a PKI engine in O(changes)), without building the engine and its
         routes again; otherwise a new engine is made."""
         mount = live.get(record.path)

@@ -41,6 +41,7 @@ import io
 import threading
 from typing import TYPE_CHECKING
 
+from ..process.on_import import when_imported
 from .inprocess import ROUTES, Answer, exchange
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ _lock = threading.Lock()
 _saved: dict[str, tuple[object, str, object]] = {}  # hook name -> (owner, attribute, original)
 _CA: dict[int, bytes] = {}  # id(server) -> PEM of the CA that signed its certificate (HTTPS listeners)
 _CA_FILES: dict[str, bytes] = {}  # CA file path -> contents (read once)
+_unwatch_httpx = None  # cancel() of the watch for httpx's import, while routed (process/on_import.py)
 
 
 def route(server: ServiceServer, ca_pem: bytes | None = None) -> None:
@@ -95,15 +97,18 @@ def _install() -> None:
                 from requests.sessions import Session
 
                 _patch("requests-env", Session, "merge_environment_settings", _requests_environment)
-        try:
-            import httpx
-        except ImportError:
-            return
-        _patch("httpx", httpx.HTTPTransport, "handle_request", _httpx_handle_request)
+        global _unwatch_httpx  # httpx: patched now, or when it is first imported (process/on_import.py)
+        if _unwatch_httpx is None:
+            _unwatch_httpx = when_imported("httpx", lambda httpx: _patch(
+                "httpx", httpx.HTTPTransport, "handle_request", _httpx_handle_request))
 
 
 def _uninstall() -> None:
+    global _unwatch_httpx
     with _lock:
+        if _unwatch_httpx is not None:
+            _unwatch_httpx()
+            _unwatch_httpx = None
         for owner, attribute, original in _saved.values():
             setattr(owner, attribute, original)
         _saved.clear()

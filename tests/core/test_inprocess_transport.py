@@ -304,6 +304,28 @@ print(all(a is not b for a, b in zip(originals, patched)), all(a is b for a, b i
     assert done.stdout.split() == ["True", "True"], done.stderr
 
 
+def test_httpx_is_routed_when_imported_after_routing_and_not_imported_by_it():
+    # routing does not import httpx (and the click it brings): it is patched when the process imports it
+    code = """
+import sys
+from pytest_schedpki import Double
+double = Double().start()
+double.route_in_process()
+imported_by_routing = "httpx" in sys.modules
+import httpx
+with httpx.Client(base_url=double.secrets_url) as client:
+    status = client.get("/v1/sys/health").status_code
+hook_left = any(type(f).__name__ == "_Watch" for f in sys.meta_path)
+patched = httpx.HTTPTransport.handle_request.__module__
+double.stop()
+restored = httpx.HTTPTransport.handle_request.__module__
+print(imported_by_routing, status, hook_left, patched, restored)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["False", "200", "False", "pytest_schedpki.wire.clients",
+                                   "httpx._transports.default"], done.stderr
+
+
 _SESSION_TEST = """
 import requests
 from urllib.parse import urlsplit

@@ -4,6 +4,7 @@ The module registers options, markers and fixtures; the double (werkzeug, both s
 cryptography) is imported by the fixtures that start it. Structural checks over ``sys.modules`` in a
 fresh interpreter, not timings."""
 
+import json
 import os
 import subprocess
 import sys
@@ -81,3 +82,81 @@ def test_the_seed_module_imports_the_services_only_to_seed_them():
             "print(sorted(m for m in sys.modules if m.startswith(('pytest_schedpki.scheduler', "
             "'pytest_schedpki.secrets'))))")
     assert _run(code) == "[]"
+
+
+def test_the_double_starts_with_the_collector_paused_and_gives_it_back_as_the_user_had_it(pytester):
+    # the plugin may pause automatic garbage collection while it imports and builds the double, and must
+    # leave the user's process as it was: enabled or not, thresholds, nothing frozen
+    pytester.makeconftest(
+        """
+        import gc
+
+        import pytest
+
+        seen = []
+
+        def pytest_configure(config):
+            gc.set_threshold(1234, 5, 6)
+            if config.getoption("--disabled-gc", False):
+                gc.disable()
+
+        def pytest_addoption(parser):
+            parser.addoption("--disabled-gc", action="store_true")
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_fixture_setup(fixturedef, request):
+            state = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+            try:
+                return (yield)
+            finally:
+                if fixturedef.argname == "schedpki_double":
+                    seen.append(state)
+        """
+    )
+    pytester.makepyfile(
+        """
+        import gc
+
+        from conftest import seen
+
+        def test_uses_it(schedpki, request):
+            enabled = not request.config.getoption("--disabled-gc")
+            [before] = seen
+            assert before == (enabled, (1234, 5, 6), 0)
+            assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--disabled-gc").assert_outcomes(
+        passed=1)
+
+
+def test_a_pki_mount_imports_its_acme_handlers_and_pyjwt_on_its_first_acme_request():
+    code = """
+import json, sys, urllib.error, urllib.request
+from pytest_schedpki import Double
+double = Double(rsa_key_pool=0).start()
+double.seed({"secrets": {"mounts": [{"path": "pki", "issuers": [{"common_name": "Root", "key_type": "ec"}],
+                                     "roles": [{"name": "web", "allow_any_name": True, "key_type": "ec"}]}]}})
+def call(method, path, body=None):
+    req = urllib.request.Request(double.secrets_url + path, method=method, headers={"X-Vault-Token": "root"},
+                                 data=json.dumps(body).encode() if body else None)
+    try:
+        with urllib.request.urlopen(req) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return [error.code, error.read().decode()]
+lazy = ("jwt", "pytest_schedpki.secrets.engines.pki.acme.pipeline", "pytest_schedpki.secrets.engines.pki.acme.jws",
+        "pytest_schedpki.secrets.engines.pki.acme.state")
+issued = call("POST", "/v1/pki/issue/web", {"common_name": "a.example.com", "ttl": "1h"})
+before = [m for m in lazy if m in sys.modules]
+configured = [call("POST", "/v1/pki/config/cluster", {"path": "http://127.0.0.1/v1/pki"}),
+              call("POST", "/v1/pki/config/acme", {"enabled": True})]
+directory = call("GET", "/v1/pki/acme/directory")
+after = [m for m in lazy if m in sys.modules]
+double.stop()
+print(json.dumps([issued, before, configured, directory, after]))
+"""
+    assert _run(code) == json.dumps([200, [], [200, 200], 200, ["jwt", "pytest_schedpki.secrets.engines.pki.acme.pipeline",
+                                                     "pytest_schedpki.secrets.engines.pki.acme.jws",
+                                                     "pytest_schedpki.secrets.engines.pki.acme.state"]])

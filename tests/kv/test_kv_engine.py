@@ -170,3 +170,33 @@ def test_baseline_survives_in_place_changes_of_later_requests():
     assert (meta["max_versions"], meta["custom_metadata"], meta["versions"]["1"]["destroyed"]) == (0, None, False)
     assert call("read", "secret/config").data["max_versions"] == 0
     assert call("update", "auth/approle/role/web/secret-id/lookup", {"secret_id": "s"}).data["secret_id_num_uses"] == 2
+
+
+def test_reset_renews_an_unchanged_kv_mount_and_its_version_and_rebuilds_a_replaced_one():
+    from pytest_schedpki import Double
+    from pytest_schedpki.secrets.http import dispatch
+
+    double = Double()
+    double.seed({"secrets": {"mounts": [{"path": "kv", "type": "kv", "options": {"version": 1},
+                                         "secrets": {"a": {"v": 1}}}]}})
+    double.save_baseline()
+    service = double.secrets
+
+    def call(operation, path, data=None):
+        return dispatch(service, operation, path, data or {}, "root")
+
+    mount = service.mount("kv")
+    backend, uuid, seeded = mount.backend, mount.uuid, list(mount.backend.events)
+    call("update", "sys/mounts/kv/tune", {"options": {"version": "2"}})  # upgrades the mount in place
+    assert call("read", "kv/data/a").data["data"] == {"v": 1}
+    backend.marker = "set by a test"
+    double.reset()
+    assert service.mount("kv") is mount and mount.backend is backend  # renewed, not rebuilt
+    assert not hasattr(backend, "marker") and backend.version == 1 and backend.events == seeded
+    assert call("read", "kv/a").data == {"v": 1}
+
+    call("delete", "sys/mounts/kv")
+    service.enable_mount("kv", type="kv")  # the same path, another mount
+    double.reset()
+    assert service.mount("kv").uuid == uuid and service.mount("kv").backend is not backend
+    assert call("read", "kv/a").data == {"v": 1}

@@ -10,19 +10,23 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from pytest_schedpki.process.collector import paused
 from pytest_schedpki.secrets.framework.engine import Engine, EngineFactory, EngineHost, MountInfo
 
 
 def _pki(host: EngineHost, mount: MountInfo) -> Engine:
     # lazy for start-up time: the PKI engine loads cryptography (~20 ms), which
-    # ``schedpki serve --no-seed`` does not need until a PKI mount exists
-    from .pki.backend import PkiBackend
+    # ``schedpki serve --no-seed`` does not need until a PKI mount exists; imported with the
+    # collector paused (long-lived objects only: see process/collector.py)
+    with paused():
+        from .pki.backend import PkiBackend
 
     return PkiBackend(host, mount)
 
 
 def _kv(host: EngineHost, mount: MountInfo) -> Engine:
-    from .kv.backend import KvBackend
+    with paused():
+        from .kv.backend import KvBackend
 
     return KvBackend(host, mount)
 
@@ -50,7 +54,8 @@ def load_engine_code(type: str) -> None:
     X.509 layer take tens of milliseconds). Unknown or registered-at-run-time types: no-op."""
     module = _CODE.get(type)
     if module is not None:
-        importlib.import_module(module, __package__)
+        with paused():
+            importlib.import_module(module, __package__)
 
 
 def register_engine(type: str, factory: EngineFactory) -> None:

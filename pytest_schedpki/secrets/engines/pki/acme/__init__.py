@@ -12,7 +12,8 @@ Rooms, one job each:
   ``authorizations`` (authorizations and challenges), ``validation`` (http-01, dns-01, tls-alpn-01
   checks and their background worker), ``revoke``, ``tidy`` (``tidy_acme``, called by ``revocation/tidy``);
 * ``routes`` - directory, new-nonce and the path table under the four prefixes (``acme/``,
-  ``roles/:role/acme/``, ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``).
+  ``roles/:role/acme/``, ``issuer/:ref/acme/``, ``issuer/:ref/roles/:role/acme/``); it imports the
+  path modules (and so the pipeline and PyJWT) on a mount's first ACME request, not with the engine.
 
 The import direction: ``routes`` -> path modules -> ``pipeline`` -> ``context``/``jws`` ->
 ``state``/``problems``; path modules may import ``issuance/`` (finalize signs through it),
