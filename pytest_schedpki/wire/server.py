@@ -8,7 +8,11 @@ HTML page) and records it in ``handler_errors``, so the pytest plugin can fail t
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 import socket
+import socketserver
 import ssl
 import sys
 import threading
@@ -154,6 +158,30 @@ class _VerboseHandler(_TLSHandshakeMixin, _GoErrorsMixin, KeepAliveHandler):
         super().log(type, message, *args)
 
 
+@functools.cache
+def werkzeug_software() -> str:
+    """``Werkzeug/<version>``, the ``SERVER_SOFTWARE`` werkzeug's server gives its requests, with the
+    version read from the name of werkzeug's ``werkzeug-<version>.dist-info`` beside the package (what
+    an installed wheel has; ``importlib.metadata.version`` reads the same version from that directory's
+    METADATA after importing itself and scanning every ``sys.path`` entry). Any other layout (no such
+    directory, or several): ``importlib.metadata``, as werkzeug does."""
+    import werkzeug
+
+    site = os.path.dirname(os.path.dirname(os.path.abspath(werkzeug.__file__)))
+    try:
+        found = [m.group(1) for m in map(_WERKZEUG_DIST_INFO.fullmatch, os.listdir(site)) if m]
+    except OSError:
+        found = []
+    if len(found) == 1:
+        return f"Werkzeug/{found[0]}"
+    from importlib.metadata import version
+
+    return f"Werkzeug/{version('werkzeug')}"
+
+
+_WERKZEUG_DIST_INFO = re.compile(r"werkzeug-([^-]+)\.dist-info", re.IGNORECASE)
+
+
 def _listen(host: str, port: int) -> socket.socket:
     """Bind and listen ourselves, so a taken port raises OSError (werkzeug would sys.exit)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -180,8 +208,27 @@ class _BoundedServer(ThreadedWSGIServer):
 
     block_on_close = False  # stopping never waits for connection threads (they are daemons)
 
-    def __init__(self, *args, connections: ConnectionRegistry, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, host: str, app: Callable, handler: type, sock: socket.socket, *,
+                 connections: ConnectionRegistry):
+        # werkzeug's BaseWSGIServer.__init__ (3.x) for a socket already bound and listening (``sock``,
+        # passed to werkzeug as ``fd``: the only way the double makes one) without TLS, less two steps that change nothing
+        # the double does and cost start-up time: socketserver's throw-away socket (werkzeug closes it
+        # at once) and ``importlib.metadata.version("werkzeug")`` for SERVER_SOFTWARE (importing
+        # importlib.metadata and scanning sys.path: ~27 M instructions, 4 % of ``schedpki serve``'s start;
+        # :func:`werkzeug_software` reads the same version from werkzeug's own dist-info).
+        # tests/core/test_listener_server.py compares the attributes with werkzeug's own constructor.
+        if "protocol_version" not in vars(handler):  # werkzeug: keep-alive and chunking when threaded
+            handler.protocol_version = "HTTP/1.1"
+        self.host = host
+        self.app = app
+        self.passthrough_errors = False
+        socketserver.BaseServer.__init__(self, None, handler)
+        self.address_family = sock.family
+        self.socket = socket.fromfd(sock.fileno(), sock.family, socket.SOCK_STREAM)  # werkzeug's own duplicate
+        self.server_address = self.socket.getsockname()
+        self.port = self.server_address[1]
+        self.ssl_context = None
+        self._server_version = werkzeug_software()
         self.connections = connections
         self._accepted = False
         self._next_expiry = 0.0
@@ -263,11 +310,7 @@ class ServiceServer:
         """The ``SERVER_SOFTWARE`` of this listener's requests: werkzeug's ``Werkzeug/<version>``, as
         its server computed it when it started (the in-process transport gives the same)."""
         server = self._server
-        if server is not None:
-            return server._server_version
-        from importlib.metadata import version
-
-        return f"Werkzeug/{version('werkzeug')}"
+        return server._server_version if server is not None else werkzeug_software()
 
     # -- WSGI guard ---------------------------------------------------------------------------
     def _guarded(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -302,10 +345,8 @@ class ServiceServer:
         handler = _VerboseHandler if self.log_requests else _QuietHandler
         sock = _listen(self.host, self.requested_port)
         try:
-            self._server = _BoundedServer(
-                self.host, self.requested_port, self._guarded, handler, False, None, fd=sock.fileno(),
-                connections=ConnectionRegistry(self.limits),
-            )
+            self._server = _BoundedServer(self.host, self._guarded, handler, sock,
+                                          connections=ConnectionRegistry(self.limits))
             if self.ssl_context is not None:  # werkzeug would handshake inside accept(), on the serving
                 # thread, where one silent client blocks every other: handshake in each connection's thread
                 self._server.socket = self.ssl_context.wrap_socket(

@@ -18,6 +18,7 @@ NOT_AT_START = (
     "pytest_schedpki.secrets.engines.kv", "pytest_schedpki.hcl.hcl1_json", "pytest_schedpki.scheduler.acl.policy",
     "pytest_schedpki.scheduler.aclhttp", "pytest_schedpki.scheduler.agent", "pytest_schedpki.scheduler.sso.bexpr",
     "pytest_schedpki.scheduler.sso.oidc", "pytest_schedpki.scheduler.sso.http",
+    "importlib.metadata",  # werkzeug's server looks its version up with it; the listener reads its dist-info
 )
 
 # serve() as the console script runs it, up to the addresses it prints (after its listeners answer):
