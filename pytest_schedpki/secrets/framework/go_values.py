@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from pytest_schedpki.golang.duration import SECOND, GoDurationError, go_quote, parse_duration
+from pytest_schedpki.golang.strconv import RANGE, NumError, decimal_in_range, parse_int
 
 
 class JsonNumber(str):
@@ -97,22 +98,12 @@ def _go_value_text(value: Any) -> str:
 _INT_RANGE = "'' cannot parse value as 'int': strconv.ParseInt: value out of range"
 
 
-def _int64(number: int) -> int:
-    if not -(2 ** 63) <= number < 2 ** 63:
-        raise ConversionError(_INT_RANGE)
-    return number
-
-
 def to_int(value: Any) -> int:
     """mapstructure weak decode to int (strings via ``strconv.ParseInt(s, 0, 64)``)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, JsonNumber):
-        try:
-            number = int(str(value))
-        except ValueError:
-            raise ConversionError(_INT_SYNTAX) from None
-        return _int64(number)
+        return _parse_int64(str(value), 10)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -120,14 +111,23 @@ def to_int(value: Any) -> int:
     if isinstance(value, str):
         if value == "":
             return 0
-        try:
-            number = int(value, 0)
-        except ValueError:
-            raise ConversionError(_INT_SYNTAX) from None
-        return _int64(number)
+        return _parse_int64(value, 0)
     if value is None:
         return 0
     raise _unconvertible("int", value)
+
+
+def _parse_int64(text: str, base: int) -> int:
+    """``strconv.ParseInt(text, base, 64)`` (Go's prefixes and underscores in base 0; no spaces, ASCII
+    digits only; any length), its failure as mapstructure's text."""
+    try:
+        return parse_int(text, base, 64)
+    except NumError as exc:
+        raise ConversionError(_INT_RANGE if exc.reason == RANGE else _INT_SYNTAX) from None
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")  # ASCII digits: Go's ParseInt reads no others
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def duration_seconds(value: Any, signed: bool = False) -> int:
@@ -143,15 +143,16 @@ def duration_seconds(value: Any, signed: bool = False) -> int:
     elif isinstance(value, str):
         if value == "":
             seconds = 0
-        elif re.fullmatch(r"[+-]?\d+", value) and -(2 ** 63) <= int(value) < 2 ** 63:
-            seconds = int(value)
+        elif _DECIMAL.fullmatch(value) and (number := decimal_in_range(value, _INT64_MIN, _INT64_MAX)) is not None:
+            seconds = number
         elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
             days = value[:-1]
-            if not re.fullmatch(r"[+-]?\d+", days):
+            if not _DECIMAL.fullmatch(days):
                 raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-            if not -(2 ** 63) <= int(days) < 2 ** 63:
+            number = decimal_in_range(days, _INT64_MIN, _INT64_MAX)
+            if number is None:
                 raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
-            seconds = int(days) * 86400
+            seconds = number * 86400
         else:
             try:
                 seconds = int(parse_duration(value) / SECOND)
