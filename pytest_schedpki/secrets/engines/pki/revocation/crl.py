@@ -20,14 +20,14 @@ just run; the delta CRLs (``enable_delta``) follow ``delta_rebuild_interval`` th
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cryptography import x509 as cx509
 
-from pytest_schedpki.golang.duration import GoDurationError, go_quote, parse_duration
+from pytest_schedpki.golang.duration import GoDurationError, parse_duration
+from pytest_schedpki.golang.strconv import NumError, parse_int
 
 from ..authority.issuers import issuer_key
 from ..codecs.x509 import build_crl, serial_of
@@ -47,13 +47,15 @@ def parse_duration_second(text: str) -> int:
     ``strconv.ParseInt: parsing "ba": invalid syntax`` or ``time: invalid duration "soon"``."""
     if text == "":
         return 0
-    if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
+    try:  # strconv.ParseInt(text, 10, 64); a failure (syntax or range) tries the next reading
+        return parse_int(text, 10, 64)
+    except NumError:
+        pass
     if text.endswith("d"):
-        days = text[:-1]
-        if not re.fullmatch(r"[+-]?\d+", days):
-            raise ValueError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-        return int(days) * 86400
+        try:
+            return parse_int(text[:-1], 10, 64) * 86400
+        except NumError as exc:
+            raise ValueError(str(exc)) from None
     try:
         return parse_duration(text) // 1_000_000_000
     except GoDurationError as exc:
