@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,8 +157,16 @@ def _wrapping_ttl(node: Any, name: str, key: str) -> int:
                     raise PolicyError(f"{failed}{exc}") from None
     elif isinstance(node, hcl1.Literal) and node.token.type == "NUMBER":
         seconds, unit = _hcl_int(node, f"path {go_quote(key)}: path {go_quote(key)}: "), 1
-    else:
+    elif isinstance(node, hcl1.Literal) and node.token.type == "FLOAT":  # float64; time.Duration(f) on amd64
+        number = float(node.token.text)
+        if math.isinf(number):  # HCL's decodeFloat: strconv.ParseFloat's range error
+            raise PolicyError(f"path {go_quote(key)}: path {go_quote(key)}: strconv.ParseFloat: parsing "
+                              f"{go_quote(node.token.text)}: value out of range")
+        seconds, unit = (int(number) if -(2.0 ** 63) <= number < 2.0 ** 63 else -(2 ** 63)), 1
+    elif node is None or _is_null(node):
         return 0
+    else:  # a bool, list or object: ParseDurationSecond's default case
+        raise PolicyError(f"{failed}could not parse duration from input")
     if not -(2 ** 63) <= seconds * unit * 1_000_000_000 < 2 ** 63:
         raise PolicyError(f"{failed}{_OVERFLOW}")
     return seconds * unit
@@ -166,6 +175,8 @@ def _wrapping_ttl(node: Any, name: str, key: str) -> int:
 def _name_error(root: hcl1.ObjectList) -> str | None:
     """HCL's decoding of the top-level ``name`` into a string (OpenBao decodes it before the paths)."""
     for item in root.filter("name").items:
+        if isinstance(item.val, hcl1.Literal) and item.val.token.type in ("FLOAT", "BOOL"):  # decodeString: no case
+            return f"At {_pos(item.val)}: root.name: unknown type for string *ast.LiteralType"
         if not isinstance(item.val, hcl1.Literal):
             val = item.val
             if isinstance(val, hcl1.ObjectList):  # HCL decodes the object's item list: its position is the first key's

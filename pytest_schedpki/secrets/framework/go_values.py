@@ -4,11 +4,11 @@ their error texts: strings, booleans, integers and durations (:mod:`.fields` typ
 
 from __future__ import annotations
 
-import re
+import math
 from typing import Any
 
-from pytest_schedpki.golang.duration import SECOND, GoDurationError, go_quote, parse_duration
-from pytest_schedpki.golang.strconv import RANGE, NumError, decimal_in_range, parse_int
+from pytest_schedpki.golang.duration import SECOND, GoDurationError, parse_duration
+from pytest_schedpki.golang.strconv import RANGE, NumError, parse_int
 
 
 class JsonNumber(str):
@@ -126,38 +126,49 @@ def _parse_int64(text: str, base: int) -> int:
         raise ConversionError(_INT_RANGE if exc.reason == RANGE else _INT_SYNTAX) from None
 
 
-_DECIMAL = re.compile(r"[+-]?[0-9]+")  # ASCII digits: Go's ParseInt reads no others
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+DURATION_OVERFLOW = "multiplication of durations resulted in overflow, one operand may be too large"
+
+
+def overflow_mul(count: int, unit_seconds: int) -> int:
+    """go-secure-stdlib's ``overflowMul(time.Duration(count), unit)``: ``count * unit_seconds``, or
+    ConversionError ``multiplication of durations resulted in overflow, one operand may be too large``
+    when the product in nanoseconds leaves int64."""
+    if not _INT64_MIN <= count * unit_seconds * 1_000_000_000 <= _INT64_MAX:
+        raise ConversionError(DURATION_OVERFLOW)
+    return count * unit_seconds
 
 
 def duration_seconds(value: Any, signed: bool = False) -> int:
-    """go-secure-stdlib ``ParseDurationSecond``: ``""`` is 0; an integer string or number is seconds;
-    ``"<n>d"`` is days; anything else a Go duration. Other types: ``could not parse duration from
-    input``. Unsigned fields refuse negatives: ``cannot provide negative value '<n>'``."""
+    """go-secure-stdlib ``ParseDurationSecond``: ``""`` is 0; an integer string (``ParseInt(s, 10,
+    64)``, any length) or number is seconds; else ``"<n>d"`` is days (``strconv.ParseInt: parsing
+    "<n>": ...``); anything else a Go duration. Seconds or days whose nanoseconds overflow int64:
+    ``multiplication of durations resulted in overflow, one operand may be too large``. Other types:
+    ``could not parse duration from input``. Unsigned fields refuse negatives: ``cannot provide
+    negative value '<n>'``."""
     if isinstance(value, JsonNumber):
         value = str(value)
     if isinstance(value, bool) or isinstance(value, (list, dict)):
         raise ConversionError("could not parse duration from input")
     if isinstance(value, (int, float)):
-        seconds = int(value)
+        if isinstance(value, float) and not math.isfinite(value):  # time.Duration(inf) is int64's minimum
+            raise ConversionError(DURATION_OVERFLOW)
+        seconds = overflow_mul(int(value), 1)
     elif isinstance(value, str):
-        if value == "":
-            seconds = 0
-        elif _DECIMAL.fullmatch(value) and (number := decimal_in_range(value, _INT64_MIN, _INT64_MAX)) is not None:
-            seconds = number
-        elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
-            days = value[:-1]
-            if not _DECIMAL.fullmatch(days):
-                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-            number = decimal_in_range(days, _INT64_MIN, _INT64_MAX)
-            if number is None:
-                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
-            seconds = number * 86400
-        else:
-            try:
-                seconds = int(parse_duration(value) / SECOND)
-            except GoDurationError as exc:
-                raise ConversionError(str(exc)) from None
+        try:
+            seconds = overflow_mul(parse_int(value, 10, 64), 1) if value != "" else 0
+        except NumError:
+            if value.endswith("d"):
+                try:
+                    days = parse_int(value[:-1], 10, 64)
+                except NumError as exc:
+                    raise ConversionError(str(exc)) from None
+                seconds = overflow_mul(days, 86400)
+            else:
+                try:
+                    seconds = int(parse_duration(value) / SECOND)
+                except GoDurationError as exc:
+                    raise ConversionError(str(exc)) from None
     elif value is None:
         seconds = 0
     else:

@@ -28,6 +28,7 @@ from cryptography import x509 as cx509
 
 from pytest_schedpki.golang.duration import GoDurationError, parse_duration
 from pytest_schedpki.golang.strconv import NumError, parse_int
+from pytest_schedpki.secrets.framework.go_values import overflow_mul
 
 from ..authority.issuers import issuer_key
 from ..codecs.x509 import build_crl, serial_of
@@ -44,16 +45,17 @@ PKIX_CRL = "application/pkix-crl"
 def parse_duration_second(text: str) -> int:
     """go-secure-stdlib ``ParseDurationSecond`` for the string fields of ``config/crl``: integer
     seconds, ``<n>d`` days, else a Go duration. ``ValueError`` carries Go's text, e.g.
-    ``strconv.ParseInt: parsing "ba": invalid syntax`` or ``time: invalid duration "soon"``."""
+    ``strconv.ParseInt: parsing "ba": invalid syntax``, ``time: invalid duration "soon"`` or
+    ``multiplication of durations resulted in overflow, one operand may be too large``."""
     if text == "":
         return 0
     try:  # strconv.ParseInt(text, 10, 64); a failure (syntax or range) tries the next reading
-        return parse_int(text, 10, 64)
+        return overflow_mul(parse_int(text, 10, 64), 1)
     except NumError:
         pass
     if text.endswith("d"):
         try:
-            return parse_int(text[:-1], 10, 64) * 86400
+            return overflow_mul(parse_int(text[:-1], 10, 64), 86400)
         except NumError as exc:
             raise ValueError(str(exc)) from None
     try:
