@@ -17,7 +17,7 @@ from pytest_schedpki.golang.duration import go_quote
 # far fewer than int()'s 4300-digit limit.
 _MAX_SIGNIFICANT = 80
 
-_SHORT_DECIMAL = re.compile(r"[0-9]{1,18}")
+_SHORT_DECIMAL = re.compile(r"[0-9]{1,18}")  # below 10**18: inside int64 and uint64, a plain int() suffices
 
 
 class NumError(ValueError):
@@ -76,7 +76,7 @@ def parse_uint(text: str, base: int = 10, bits: int = 64, func: str = "ParseUint
     character is ``value out of range`` (as in Go), and a text of any length costs at most one
     pass over its leading zeros and ~``bits`` digits.
     """
-    if base == 10 and _SHORT_DECIMAL.fullmatch(text) and bits >= 60:
+    if base == 10 and _SHORT_DECIMAL.fullmatch(text) and bits == 64:
         return int(text)
     if text == "":
         raise NumError(func, text, SYNTAX)
@@ -114,7 +114,7 @@ def parse_uint(text: str, base: int = 10, bits: int = 64, func: str = "ParseUint
 def parse_int(text: str, base: int = 10, bits: int = 64) -> int:
     """``strconv.ParseInt(text, base, bits)`` (an optional sign, then :func:`parse_uint`);
     raises :class:`NumError` naming ``ParseInt`` and the whole text."""
-    if base == 10 and _SHORT_DECIMAL.fullmatch(text) and bits >= 60:
+    if base == 10 and _SHORT_DECIMAL.fullmatch(text) and bits == 64:
         return int(text)
     if text == "":
         raise NumError("ParseInt", text, SYNTAX)

@@ -221,7 +221,8 @@ def test_control_api_refuses_infinite_seconds(seeded, path, body):
     ("0o17", 0, 64, 15), ("-0x8000000000000000", 0, 64, -(2 ** 63)), ("0x", 0, 64, "invalid syntax"),
     ("2147483648", 10, 32, "value out of range"), ("-2147483648", 10, 32, -(2 ** 31)), (" 1", 10, 64, "invalid syntax"),
     ("\u0661", 10, 64, "invalid syntax"), (BIG, 10, 64, "value out of range"), ("-" + BIG, 10, 64, "value out of range"),
-    (ZEROS + "7", 10, 64, 7), (ZEROS + "7", 0, 64, 7),
+    (ZEROS + "7", 10, 64, 7), (ZEROS + "7", 0, 64, 7), ("999999999999999999", 10, 60, "value out of range"),
+    ("576460752303423487", 10, 60, 2 ** 59 - 1),
 ])
 def test_parse_int_is_go_strconv(text, base, bits, want):
     if isinstance(want, int):
