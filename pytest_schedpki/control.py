@@ -119,6 +119,21 @@ def _body(request: Request) -> Any:
         raise ValueError("body is nested too deeply to parse") from None
 
 
+MAX_SECONDS = 10 ** 10  # ~317 years: far beyond any test, well inside what datetime can add
+
+
+def _seconds(value: Any, name: str) -> float:
+    """``value`` as a number of seconds, or ValueError (400): not a number, not finite (``1e999``),
+    or beyond +-:data:`MAX_SECONDS` (where the clock's datetime arithmetic would overflow)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number of seconds") from None
+    if not -MAX_SECONDS <= number <= MAX_SECONDS:  # also false for inf and nan
+        raise ValueError(f"{name} must be a finite number of seconds between -{MAX_SECONDS} and {MAX_SECONDS}")
+    return number
+
+
 def _parse_time(text: str) -> datetime.datetime:
     value = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
@@ -153,7 +168,7 @@ def make_control_app(double: ControlTarget):
                 elif "after_reads" in body:
                     double.scheduler.set_lag_reads(int(body["after_reads"]))
                 else:
-                    double.scheduler.set_lag(float(body.get("seconds") or 0))
+                    double.scheduler.set_lag(_seconds(body.get("seconds") or 0, "seconds"))
             return _json(double.scheduler.lag_settings())
         if action == "clock":
             if method == "POST":
@@ -163,7 +178,7 @@ def make_control_app(double: ControlTarget):
                 elif "now" in body:
                     _manual(double).set(_parse_time(body["now"]))
                 if "advance" in body:
-                    _manual(double).advance(float(body["advance"]))
+                    _manual(double).advance(_seconds(body["advance"], "advance"))
             return _json({"mode": double.clock.mode, "now": double.clock.now().isoformat().replace("+00:00", "Z")})
         if action == "faults":
             if method == "POST":

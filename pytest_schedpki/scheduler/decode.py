@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from ..golang.base64 import go_base64_error
 from ..golang.duration import GoDurationError, parse_duration
 from ..golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, go_format_value, kind_name
+from ..golang.strconv import decimal_in_range
 from ..golang.time import ZERO_TIME, GoTimeError, parse_rfc3339
 from .model import AuthMethod, AuthMethodConfig, OIDCClientAssertion, PrivateKey, frozen_map
 
@@ -33,6 +34,7 @@ AUX_CONFIG_TYPE = ("struct { ExpirationLeeway interface {}; NotBeforeLeeway inte
                    "ClockSkewLeeway interface {}; *structs.Alias }")
 LEEWAYS = ("ExpirationLeeway", "NotBeforeLeeway", "ClockSkewLeeway")
 _INT64_MIN = -(1 << 63)
+_UINT64_MAX = (1 << 64) - 1
 
 
 class DecodeError(ValueError):
@@ -129,8 +131,9 @@ _METHOD = _Struct(
 )
 
 
-def _to_duration(value: float) -> int:
-    """Go's ``time.Duration(float64)``: truncation toward zero; out of range gives the amd64 result."""
+def duration_of_float(value: float) -> int:
+    """Go's ``time.Duration(float64)`` in nanoseconds: truncation toward zero; out of int64's range
+    (and NaN/inf) gives the amd64 result, the minimum int64."""
     return int(value) if -(2.0 ** 63) <= value < 2.0 ** 63 else _INT64_MIN
 
 
@@ -180,8 +183,9 @@ class _Decoder:
                 self.save(kind_name(node), f.gotype)
         elif kind == "uint64":
             if isinstance(node, JNum):
-                if node.raw.isdigit() and int(node.raw) < 1 << 64:
-                    target[name] = int(node.raw)
+                value = decimal_in_range(node.raw, 0, _UINT64_MAX) if node.raw.isdigit() else None
+                if value is not None:
+                    target[name] = value
                 else:
                     self.save("number " + node.raw, "uint64")
             elif node is not None:
@@ -267,8 +271,9 @@ class _Decoder:
         elif isinstance(node, JArr):
             out = bytearray()
             for item in node.items:
-                if isinstance(item, JNum) and item.raw.isdigit() and int(item.raw) < 256:
-                    out.append(int(item.raw))
+                byte = decimal_in_range(item.raw, 0, 255) if isinstance(item, JNum) and item.raw.isdigit() else None
+                if byte is not None:
+                    out.append(byte)
                 else:
                     if item is not None:
                         self.save(("number " + item.raw) if isinstance(item, JNum) else kind_name(item), "uint8")
@@ -283,10 +288,10 @@ class _Decoder:
             item = work.pop()
             if isinstance(item, JNum) and float(item.raw) in (float("inf"), float("-inf")):
                 self.save("number " + item.raw, "float64")
-            elif isinstance(item, JObj):
-                work.extend(v for _, v in item.pairs)
+            elif isinstance(item, JObj):  # reversed: the stack pops them in document order
+                work.extend(reversed([v for _, v in item.pairs]))
             elif isinstance(item, JArr):
-                work.extend(item.items)
+                work.extend(reversed(item.items))
 
 
 def _config_into(node: object, target: dict) -> None:
@@ -308,7 +313,7 @@ def _config_into(node: object, target: dict) -> None:
                 except GoDurationError as exc:
                     raise _Abort(str(exc)) from None
         elif isinstance(value, JNum):
-            target[name] = _to_duration(float(value.raw))
+            target[name] = duration_of_float(float(value.raw))
         else:
             raise _Abort(f"unexpected {name} type: {go_format_value(value)}")
 
@@ -363,7 +368,7 @@ def decode_method(data: bytes) -> AuthMethod:
         except GoDurationError as exc:
             raise DecodeError(str(exc)) from None
     elif isinstance(ttl_node, JNum):
-        ttl = _to_duration(float(ttl_node.raw))
+        ttl = duration_of_float(float(ttl_node.raw))
     return AuthMethod(
         Name=t.get("Name", ""), Type=t.get("Type", ""), TokenLocality=t.get("TokenLocality", ""),
         TokenNameFormat=t.get("TokenNameFormat", ""), MaxTokenTTL=ttl, Default=t.get("Default", False),

@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Request, Response
 
 from ..golang.duration import GoDurationError, parse_duration
+from ..golang.strconv import NumError, decimal_in_range, parse_int, parse_uint
 from ..wire.bytes_response import BytesResponse
 from .views import QueryResult
 
@@ -162,13 +163,11 @@ def pretty(request: Request) -> bool:
 
 
 def _parse_int(text: str, bits: int, signed: bool) -> int | None:
-    """Go's strconv.ParseInt/ParseUint in base 10 (None when Go would fail)."""
-    body = text[1:] if signed and text[:1] in ("+", "-") else text
-    if not body or not body.isascii() or not body.isdigit():
+    """Go's strconv.ParseInt/ParseUint in base 10 (None when Go would fail, however long the text)."""
+    try:
+        return parse_int(text, 10, bits) if signed else parse_uint(text, 10, bits)
+    except NumError:
         return None
-    value = -int(body) if text[:1] == "-" else int(body)
-    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    return value if low <= value <= high else None
 
 
 def parse_query(request: Request) -> tuple[str, int, int, bool] | Reply | Response:
@@ -237,11 +236,12 @@ def read_body(request: Request) -> bytes | None | Reply | Response:
         length = environ.get("CONTENT_LENGTH", "").strip()
         if length == "":
             return None
-        if not length.isdigit():
+        if not (length.isascii() and length.isdigit()):
             return error(400, "400 Bad Request")
-        if int(length) == 0:
+        size = decimal_in_range(length, 0, MAX_BODY_SIZE)  # None: larger, however many digits
+        if size == 0:
             return None
-        if int(length) > MAX_BODY_SIZE:
+        if size is None:
             return error(413, TOO_LARGE)
     try:
         data = request.stream.read(MAX_BODY_SIZE + 1)

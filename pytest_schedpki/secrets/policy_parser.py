@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from ..golang.duration import go_quote
+from ..golang.strconv import NumError, parse_int
 from ..hcl import hcl1
 
 CAPABILITIES = {"create", "read", "update", "delete", "list", "sudo", "deny", "patch", "scan"}
@@ -90,14 +92,14 @@ def _strings(node: Any, field: str, prefix: str) -> list[str]:
     for index, item in enumerate(node.items):
         if not isinstance(item, hcl1.Literal) or item.token.type not in ("STRING", "NUMBER"):
             raise PolicyError(f"{prefix}At {_pos(item)}: root.{field}[{index}]: unknown type for string {_node_type(item)}")
-        out.append(str(item.token.value()))
+        out.append(item.token.text if item.token.type == "NUMBER" else item.token.value())  # HCL: a number's text
     return out
 
 
 def _string(node: Any, field: str, prefix: str) -> str:
     if not isinstance(node, hcl1.Literal) or node.token.type not in ("STRING", "NUMBER"):
         raise PolicyError(f"{prefix}At {_pos(node)}: root.{field}: unknown type for string {_node_type(node)}")
-    return str(node.token.value())
+    return node.token.text if node.token.type == "NUMBER" else node.token.value()  # HCL: a number's text
 
 
 def _parameters(node: Any, name: str, prefix: str) -> dict[str, list[Any]]:
@@ -110,32 +112,71 @@ def _parameters(node: Any, name: str, prefix: str) -> dict[str, list[Any]]:
         if not isinstance(item.val, hcl1.ListNode):
             raise PolicyError(f"{prefix}At {_pos(item.val)}: unknown slice type: {_node_type(item.val)}")
         key = str(item.keys[0].value()).lower() if item.keys else ""
-        out[key] = [v.token.value() if isinstance(v, hcl1.Literal) and v.token.type != "NULL" else None
+        out[key] = [_hcl_int(v, prefix) if isinstance(v, hcl1.Literal) and v.token.type == "NUMBER"
+                    else v.token.value() if isinstance(v, hcl1.Literal) and v.token.type != "NULL" else None
                     for v in item.val.items]
     return out
 
 
+def _hcl_int(node: hcl1.Literal, prefix: str) -> int:
+    """A NUMBER literal decoded into an int or ``interface{}``: HCL's ``strconv.ParseInt(text, 0, 0)``,
+    its error (``value out of range``, ``invalid syntax`` for ``09``) after ``prefix``."""
+    try:
+        return parse_int(node.token.text, 0, 64)
+    except NumError as exc:
+        raise PolicyError(f"{prefix}{exc}") from None
+
+
+_OVERFLOW = "multiplication of durations resulted in overflow, one operand may be too large"
+
+
 def _wrapping_ttl(node: Any, name: str, key: str) -> int:
     """``min_wrapping_ttl``/``max_wrapping_ttl`` in seconds (0 when not a duration HCL reads), or
-    ``path "x": error parsing <name>: <why>``."""
+    ``path "x": error parsing <name>: <why>``: go-secure-stdlib's ``ParseDurationSecond`` of the
+    decoded value (a string: ``ParseInt`` seconds, else ``<n>d``, else a Go duration; a number:
+    seconds), whose ``overflowMul`` refuses seconds that overflow an int64 of nanoseconds."""
     from ..golang.duration import GoDurationError, parse_duration
 
+    failed = f"path {go_quote(key)}: error parsing {name}: "
     if isinstance(node, hcl1.Literal) and node.token.type == "STRING":
         text = node.token.value()
-        if text and not text[-1].isdigit():
-            try:
-                return parse_duration(text) // 1_000_000_000
-            except GoDurationError as exc:
-                raise PolicyError(f"path {go_quote(key)}: error parsing {name}: {exc}") from None
-        return int(text) if text.lstrip("+-").isdigit() else 0
-    if isinstance(node, hcl1.Literal) and node.token.type == "NUMBER":
-        return int(node.token.value())
-    return 0
+        if text == "":
+            return 0
+        try:
+            seconds, unit = parse_int(text, 10, 64), 1
+        except NumError:
+            if text.endswith("d"):
+                try:
+                    seconds, unit = parse_int(text[:-1], 10, 64), 86400
+                except NumError as exc:
+                    raise PolicyError(f"{failed}{exc}") from None
+            else:
+                try:
+                    return parse_duration(text) // 1_000_000_000
+                except GoDurationError as exc:
+                    raise PolicyError(f"{failed}{exc}") from None
+    elif isinstance(node, hcl1.Literal) and node.token.type == "NUMBER":
+        seconds, unit = _hcl_int(node, f"path {go_quote(key)}: path {go_quote(key)}: "), 1
+    elif isinstance(node, hcl1.Literal) and node.token.type == "FLOAT":  # float64; time.Duration(f) on amd64
+        number = float(node.token.text)
+        if math.isinf(number):  # HCL's decodeFloat: strconv.ParseFloat's range error
+            raise PolicyError(f"path {go_quote(key)}: path {go_quote(key)}: strconv.ParseFloat: parsing "
+                              f"{go_quote(node.token.text)}: value out of range")
+        seconds, unit = (int(number) if -(2.0 ** 63) <= number < 2.0 ** 63 else -(2 ** 63)), 1
+    elif node is None or _is_null(node):
+        return 0
+    else:  # a bool, list or object: ParseDurationSecond's default case
+        raise PolicyError(f"{failed}could not parse duration from input")
+    if not -(2 ** 63) <= seconds * unit * 1_000_000_000 < 2 ** 63:
+        raise PolicyError(f"{failed}{_OVERFLOW}")
+    return seconds * unit
 
 
 def _name_error(root: hcl1.ObjectList) -> str | None:
     """HCL's decoding of the top-level ``name`` into a string (OpenBao decodes it before the paths)."""
     for item in root.filter("name").items:
+        if isinstance(item.val, hcl1.Literal) and item.val.token.type in ("FLOAT", "BOOL"):  # decodeString: no case
+            return f"At {_pos(item.val)}: root.name: unknown type for string *ast.LiteralType"
         if not isinstance(item.val, hcl1.Literal):
             val = item.val
             if isinstance(val, hcl1.ObjectList):  # HCL decodes the object's item list: its position is the first key's

@@ -122,7 +122,10 @@ def refusal(target: str, headers: Message, request_version: str, raw_lines: list
     if lengths:
         if any(value != lengths[0] for value in lengths[1:]):
             return BAD_REQUEST
-        if not _DIGITS.fullmatch(lengths[0]) or int(lengths[0]) > _MAX_LENGTH:
+        # leading zeros stripped first: ParseUint reads "000...02" of any length as 2, and int()
+        # refuses more than 4300 digits (a ValueError that killed the connection unanswered)
+        significant = lengths[0].lstrip("0") or "0"
+        if not _DIGITS.fullmatch(lengths[0]) or len(significant) > 19 or int(significant) > _MAX_LENGTH:
             return BAD_REQUEST
     if not hosts and request_version != "HTTP/1.0" and method != "CONNECT":
         return MISSING_HOST

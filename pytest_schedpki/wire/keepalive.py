@@ -147,7 +147,11 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
             stream = environ["wsgi.input"] = ChunkedBody(self._body_source())  # not werkzeug's DechunkedInput: see .chunked
         else:
             environ.pop("HTTP_TRANSFER_ENCODING", None)  # HTTP/1.0: Go ignores (and drops) it
-            length = int(environ.get("CONTENT_LENGTH") or 0)
+            # framing checked the digits (at most 19 after leading zeros); the canonical number
+            # replaces the text so werkzeug's own int() of it never meets thousands of zeros
+            length = int((environ.get("CONTENT_LENGTH") or "0").lstrip("0") or "0")
+            if "CONTENT_LENGTH" in environ:
+                environ["CONTENT_LENGTH"] = str(length)
             if length:
                 self._read_timeout()
                 stream = LimitedStream(self._body_source(), length)

@@ -3,7 +3,9 @@
 The body is decoded into an anonymous struct wrapping the token, so Go's type errors name the
 field without a struct (``json: cannot unmarshal number into Go struct field .Name of type
 string``). ``ExpirationTTL`` is any JSON value: a string is a Go duration (``time: invalid
-duration "x"``), a number nanoseconds, anything else ignored. ``CreateTime`` and
+duration "x"``), a number nanoseconds (``time.Duration(float64)``; one that overflows a float64 is
+``json: cannot unmarshal number 1e999 into Go struct field .ExpirationTTL of type float64``, in
+document order with the other type errors), anything else ignored. ``CreateTime`` and
 ``ExpirationTime`` are RFC 3339 strings (``Time.UnmarshalJSON: input is not a JSON string``, or
 Go's parse error). ``Hash``, ``CreateIndex`` and ``ModifyIndex`` are read and ignored.
 """
@@ -14,11 +16,12 @@ from ...golang.duration import GoDurationError, parse_duration
 from ...golang.json import GoJSONError, JNum, JObj, JStr, decode_first_value, kind_name
 from ...golang.time import GoTimeError, parse_rfc3339
 from ..aclstore.tokens import TokenRequest
+from ..decode import duration_of_float
 from ..sso.body import BodyError, _fold, decode_struct
 
 FIELDS = {"AccessorID": "string", "SecretID": "string", "Name": "string", "Type": "string",
           "Policies": "strings", "Roles": "links", "Global": "bool", "CreateIndex": "uint64",
-          "ModifyIndex": "uint64", "Hash": "string"}
+          "ModifyIndex": "uint64", "Hash": "string", "ExpirationTTL": "any"}
 _SPECIAL = {"EXPIRATIONTTL": "ExpirationTTL", "CREATETIME": "CreateTime", "EXPIRATIONTIME": "ExpirationTime"}
 ANON = "struct { ExpirationTTL interface {}; Hash string; *structs.Alias }"
 
@@ -54,8 +57,8 @@ def decode_token(data: bytes) -> TokenRequest:
                     request.ExpirationTTL = parse_duration(value.value)
                 except GoDurationError as exc:
                     raise BodyError(str(exc)) from None
-            elif isinstance(value, JNum):
-                request.ExpirationTTL = int(float(value.raw))
+            elif isinstance(value, JNum):  # one that overflows float64 is decode_struct's type error
+                request.ExpirationTTL = duration_of_float(float(value.raw))
         else:
             setattr(request, field, _time(value))
     values = decode_struct(data, "", FIELDS, "[]*structs.ACLTokenRoleLink")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from werkzeug.wrappers import Request, Response
 
+from ...golang.strconv import parse_int
 from ...golang.time import GoTime
 from ..aclstore import bootstrap as boot
 from ..aclstore import one_time, tokens
@@ -89,7 +90,7 @@ def _list(state, request: Request) -> Response:
     if isinstance(parsed, ANSWERS):
         return parsed
     _, index, wait_ns, _ = parsed
-    per_page = int(query_arg(request, "per_page") or 0)
+    per_page = parse_int(query_arg(request, "per_page") or "0", 10, 32)  # parse_query checked it
     result = query_tokens(state, request_token(request), query_arg(request, "prefix"), query_arg(request, "filter"),
                           max(per_page, 0), query_arg(request, "next_token"), query_arg(request, "reverse") == "true",
                           index, wait_ns)

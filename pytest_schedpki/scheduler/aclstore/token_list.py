@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ...golang.strconv import NumError, parse_uint
 from ..model import SchedulerError
 from ..sso.bexpr import BexprError, Match, _compiled, evaluate, parse
 from ..views import QueryResult
@@ -66,10 +67,11 @@ def _coerce(value: str, like: object):
         if value not in ("true", "false"):
             raise FilterError(f'error coercing value "{value}": strconv.ParseBool: parsing "{value}": invalid syntax')
         return value == "true"
-    if isinstance(like, int):
-        if not value.lstrip("-").isdigit():
-            raise FilterError(f'error coercing value "{value}": strconv.ParseUint: parsing "{value}": invalid syntax')
-        return int(value)
+    if isinstance(like, int):  # the stub's numbers are uint64s: go-bexpr's CoerceUint64, ParseUint(value, 0, 64)
+        try:
+            return parse_uint(value, 0, 64)
+        except NumError as exc:
+            raise FilterError(f'error coercing value "{value}": {exc}') from None
     return value
 
 

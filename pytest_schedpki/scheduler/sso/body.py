@@ -3,7 +3,9 @@
 :func:`decode_struct` fills a plain dict from a JSON object for a flat Go struct described by
 ``{FieldName: kind}``: keys match field names case-insensitively (Go's folding), the last duplicate
 wins, unknown keys are ignored, ``null`` leaves a field alone. Kinds: ``string``, ``bool``,
-``uint64``, ``strings`` (``[]string``), ``links`` (``[]*{Name}`` or ``[]*{ID, Name}``: a list of dicts
+``uint64`` (a number outside it: ``number <text>``), ``any`` (``interface{}``: only a number that
+overflows a float64 is an error, ``number <text>`` ... ``of type float64``; the value is not kept),
+``strings`` (``[]string``), ``links`` (``[]*{Name}`` or ``[]*{ID, Name}``: a list of dicts
 of strings). A wrong JSON type raises :class:`BodyError` with Go's text ``json: cannot unmarshal
 <kind> into Go struct field <Struct>.<Field> of type <gotype>`` (the first one; decoding goes on
 like Go's and reports it at the end); a syntax error raises Go's scanner text (``EOF``,
@@ -13,12 +15,16 @@ values or the 400 answer; :func:`json_response` and :func:`empty_response` shape
 
 from __future__ import annotations
 
+import math
+
 from werkzeug.wrappers import Request, Response
 
 from ...golang.json import GoJSONError, JArr, JNum, JObj, JStr, decode_first_value, kind_name
+from ...golang.strconv import decimal_in_range
 from ..request import Reply, decode_with, reply
 
 _GOTYPES = {"string": "string", "bool": "bool", "uint64": "uint64", "strings": "[]string"}
+_UINT64_MAX = (1 << 64) - 1
 
 
 class BodyError(ValueError):
@@ -37,7 +43,22 @@ def _scalar(node: object, kind: str):
     if kind == "bool" and isinstance(node, bool):
         return node
     if kind == "uint64" and isinstance(node, JNum) and node.raw.isdigit():
-        return int(node.raw)
+        return decimal_in_range(node.raw, 0, _UINT64_MAX)
+    return None
+
+
+def _float_overflow(node: object) -> JNum | None:
+    """The first number in ``node`` (depth first, in order) that overflows a float64, or None."""
+    work = [node]
+    while work:
+        item = work.pop()
+        if isinstance(item, JNum):
+            if math.isinf(float(item.raw)):
+                return item
+        elif isinstance(item, JObj):
+            work.extend(reversed([v for _, v in item.pairs]))
+        elif isinstance(item, JArr):
+            work.extend(reversed(item.items))
     return None
 
 
@@ -62,15 +83,22 @@ def decode_struct(data: bytes, struct: str, spec: dict[str, str], link_type: str
     def error(value: object, name: str, gotype: str) -> None:
         nonlocal first_error
         if first_error is None:
-            first_error = (f"json: cannot unmarshal {kind_name(value)} into Go struct field {struct}.{name} "
-                           f"of type {gotype}")
+            # a number into a number type that does not fit it (strconv.ParseUint / ParseFloat failed)
+            # shows its text, as encoding/json's literalStore and convertNumber do
+            fits_kind = isinstance(value, JNum) and gotype in ("uint64", "float64")
+            shown = f"number {value.raw}" if fits_kind else kind_name(value)
+            first_error = f"json: cannot unmarshal {shown} into Go struct field {struct}.{name} of type {gotype}"
 
     for key, value in node.pairs:
         name = folded.get(_fold(key))
         if name is None or value is None:
             continue
         kind = spec[name]
-        if kind in _GOTYPES and kind != "strings":
+        if kind == "any":  # interface{}: any JSON value, its numbers as float64
+            overflow = _float_overflow(value)
+            if overflow is not None:
+                error(overflow, name, "float64")
+        elif kind in _GOTYPES and kind != "strings":
             got = _scalar(value, kind)
             if got is None:
                 error(value, name, _GOTYPES[kind])

@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 
 from ...golang.duration import go_quote
 from ...golang.json import GoJSONError, JNum, JObj, JStr, kind_name, unmarshal_nodes, unmarshal_value
+from ...golang.strconv import decimal_in_range
 from ...golang.url import go_url_hostname, go_url_parse_error, go_url_string_without_port
 from ..model import SchedulerError, multierror_text
 from ..tokens import ACLToken
@@ -146,8 +147,10 @@ _TIME_FIELDS = {"exp": "exp", "iat": "iat", "nbf": "nbf"}
 
 def _unix_seconds(number: str) -> int:
     """go-oidc ``jsonTime``: ``json.Number.Int64()``, else ``int64(Float64())`` (amd64 conversion)."""
-    if re.fullmatch(r"-?[0-9]+", number) and -(1 << 63) <= int(number) < 1 << 63:
-        return int(number)
+    if re.fullmatch(r"-?[0-9]+", number):
+        exact = decimal_in_range(number, -(1 << 63), (1 << 63) - 1)  # any length: Int64's range error
+        if exact is not None:
+            return exact
     value = float(number) if _GO_NUMBER.fullmatch(number) else None
     if value is None:
         raise JWTError(f"strconv.ParseFloat: parsing {go_quote(number)}: invalid syntax")

@@ -4,10 +4,10 @@ their error texts: strings, booleans, integers and durations (:mod:`.fields` typ
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from pytest_schedpki.golang.duration import SECOND, GoDurationError, go_quote, parse_duration
+from pytest_schedpki.golang.duration import SECOND, GoDurationError, parse_duration
+from pytest_schedpki.golang.strconv import RANGE, NumError, parse_int
 
 
 class JsonNumber(str):
@@ -97,22 +97,12 @@ def _go_value_text(value: Any) -> str:
 _INT_RANGE = "'' cannot parse value as 'int': strconv.ParseInt: value out of range"
 
 
-def _int64(number: int) -> int:
-    if not -(2 ** 63) <= number < 2 ** 63:
-        raise ConversionError(_INT_RANGE)
-    return number
-
-
 def to_int(value: Any) -> int:
     """mapstructure weak decode to int (strings via ``strconv.ParseInt(s, 0, 64)``)."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, JsonNumber):
-        try:
-            number = int(str(value))
-        except ValueError:
-            raise ConversionError(_INT_SYNTAX) from None
-        return _int64(number)
+        return _parse_int64(str(value), 10)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -120,46 +110,41 @@ def to_int(value: Any) -> int:
     if isinstance(value, str):
         if value == "":
             return 0
-        try:
-            number = int(value, 0)
-        except ValueError:
-            raise ConversionError(_INT_SYNTAX) from None
-        return _int64(number)
+        return _parse_int64(value, 0)
     if value is None:
         return 0
     raise _unconvertible("int", value)
 
 
+def _parse_int64(text: str, base: int) -> int:
+    """``strconv.ParseInt(text, base, 64)`` (Go's prefixes and underscores in base 0; no spaces, ASCII
+    digits only; any length), its failure as mapstructure's text."""
+    try:
+        return parse_int(text, base, 64)
+    except NumError as exc:
+        raise ConversionError(_INT_RANGE if exc.reason == RANGE else _INT_SYNTAX) from None
+
+
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 DURATION_OVERFLOW = "multiplication of durations resulted in overflow, one operand may be too large"
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
-_MAX_INT64_DIGITS = 19
 
 
-def _parse_int64(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: the number, or None when Go would refuse it (not decimal, or out
-    of the int64 range). Longer digit strings are refused before ``int()``, which raises for more than
-    ``sys.get_int_max_str_digits()`` digits."""
-    if not _DECIMAL.fullmatch(text) or len(text.lstrip("+-").lstrip("0")) > _MAX_INT64_DIGITS:
-        return None
-    number = int(text)
-    return number if -(2 ** 63) <= number < 2 ** 63 else None
-
-
-def _times(count: int, unit_seconds: int) -> int:
-    """go-secure-stdlib ``overflowMul(time.Duration(count), unit)`` in seconds: ``count`` units as
-    nanoseconds must fit an int64, else :data:`DURATION_OVERFLOW`."""
-    if not -(2 ** 63) <= count * unit_seconds * SECOND < 2 ** 63:
+def overflow_mul(count: int, unit_seconds: int) -> int:
+    """go-secure-stdlib's ``overflowMul(time.Duration(count), unit)``: ``count * unit_seconds``, or
+    ConversionError ``multiplication of durations resulted in overflow, one operand may be too large``
+    when the product in nanoseconds leaves int64."""
+    if not _INT64_MIN <= count * unit_seconds * 1_000_000_000 <= _INT64_MAX:
         raise ConversionError(DURATION_OVERFLOW)
     return count * unit_seconds
 
 
 def duration_seconds(value: Any, signed: bool = False) -> int:
-    """go-secure-stdlib ``ParseDurationSecond`` (``parseutil/parseutil.go``), in seconds: ``""`` is 0;
-    an integer string or number is seconds; ``"<n>d"`` is days; anything else a Go duration. Seconds or
-    days whose nanoseconds overflow an int64 (more than 9223372036 seconds or 106751 days either way):
+    """go-secure-stdlib ``ParseDurationSecond``: ``""`` is 0; an integer string (``ParseInt(s, 10,
+    64)``, any length) or number is seconds; else ``"<n>d"`` is days (``strconv.ParseInt: parsing
+    "<n>": ...``); anything else a Go duration. Seconds or days whose nanoseconds overflow int64:
     ``multiplication of durations resulted in overflow, one operand may be too large``. Other types:
-    ``could not parse duration from input``. Unsigned fields (``TypeDurationSecond``) then refuse
-    negatives: ``cannot provide negative value '<n>'``. Raises :class:`ConversionError` with those texts."""
+    ``could not parse duration from input``. Unsigned fields refuse negatives: ``cannot provide
+    negative value '<n>'``."""
     if isinstance(value, JsonNumber):
         value = str(value)
     if isinstance(value, bool) or isinstance(value, (list, dict)):
@@ -167,26 +152,22 @@ def duration_seconds(value: Any, signed: bool = False) -> int:
     if isinstance(value, float) and not -(2 ** 63) <= value < 2 ** 63:
         raise ConversionError(DURATION_OVERFLOW)  # time.Duration(value) is out of range (Go: the int64 minimum)
     if isinstance(value, (int, float)):
-        seconds = _times(int(value), 1)
+        seconds = overflow_mul(int(value), 1)
     elif isinstance(value, str):
-        number = _parse_int64(value) if value else 0
-        if value == "":
-            seconds = 0
-        elif number is not None:
-            seconds = _times(number, 1)
-        elif value.endswith("d"):  # strconv.ParseInt(days, 10, 64), its own error texts
-            days = value[:-1]
-            if not _DECIMAL.fullmatch(days):
-                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: invalid syntax")
-            count = _parse_int64(days)
-            if count is None:
-                raise ConversionError(f"strconv.ParseInt: parsing {go_quote(days)}: value out of range")
-            seconds = _times(count, 86400)
-        else:
-            try:
-                seconds = int(parse_duration(value) / SECOND)
-            except GoDurationError as exc:
-                raise ConversionError(str(exc)) from None
+        try:
+            seconds = overflow_mul(parse_int(value, 10, 64), 1) if value != "" else 0
+        except NumError:
+            if value.endswith("d"):
+                try:
+                    days = parse_int(value[:-1], 10, 64)
+                except NumError as exc:
+                    raise ConversionError(str(exc)) from None
+                seconds = overflow_mul(days, 86400)
+            else:
+                try:
+                    seconds = int(parse_duration(value) / SECOND)
+                except GoDurationError as exc:
+                    raise ConversionError(str(exc)) from None
     elif value is None:
         seconds = 0
     else:

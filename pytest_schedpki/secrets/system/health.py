@@ -19,6 +19,7 @@ from typing import Any
 
 from werkzeug.wrappers import Response
 
+from ...golang.strconv import decimal_in_range
 from ...wire.connections import drop_connection
 from ..framework.fields import ConversionError, to_bool
 from ..framework.logical import JSON_HEADERS, dumps
@@ -52,9 +53,10 @@ def _status(service: Any, query: dict[str, list[str]]) -> int | None:
         codes[name] = default
         if name in query:
             text = query[name][0]
-            if not _ATOI.match(text) or not -_INT64 <= int(text) < _INT64:
+            code = decimal_in_range(text, -_INT64, _INT64 - 1) if _ATOI.match(text) else None
+            if code is None:
                 return None
-            codes[name] = int(text)
+            codes[name] = code
     return codes["sealedcode"] if service.sealed else codes["activecode"]
 
 

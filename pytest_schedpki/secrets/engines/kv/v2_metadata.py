@@ -173,9 +173,10 @@ def _versions(req: LogicalRequest, missing: str) -> list[int]:
     for index, item in enumerate(items):
         try:
             numbers.append(to_int(item.strip() if isinstance(item, str) else item))
-        except ConversionError:
+        except ConversionError as exc:
+            why = "value out of range" if str(exc).endswith("value out of range") else "invalid syntax"
             reason = ("decoding failed due to the following error(s):\n\n"
-                      f"'[{index}]' cannot parse value as 'int': strconv.ParseInt: invalid syntax")
+                      f"'[{index}]' cannot parse value as 'int': strconv.ParseInt: {why}")
             raise user_error(f'Field validation failed: error converting input for field "versions": {reason}') from None
     if not numbers:
         raise user_error(missing)

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.name import _ASN1Type
 
 from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.strconv import decimal_in_range
 from pytest_schedpki.secrets.framework.logical import internal_error
 
 
@@ -74,8 +75,8 @@ def go_oid_arcs(text: str) -> list[int]:
     for part in text.split("."):
         if not re.fullmatch(r"[+-]?[0-9]+", part):
             raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: invalid syntax")
-        value = int(part)
-        if not -(2 ** 63) <= value < 2 ** 63:
+        value = decimal_in_range(part, -(2 ** 63), 2 ** 63 - 1)
+        if value is None:
             raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: value out of range")
         arcs.append(value)
     return arcs

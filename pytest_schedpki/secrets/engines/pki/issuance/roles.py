@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_schedpki.golang.duration import go_quote
+from pytest_schedpki.golang.json import GoJSONError, JObj, kind_name, unmarshal_nodes
 from pytest_schedpki.secrets.framework.fields import (
     BOOL,
     COMMA_STRING_SLICE,
@@ -239,16 +239,15 @@ def _check_policy_identifier(text: str) -> None:
     try:
         arcs = go_oid_arcs(text)
     except ValueError as exc:
-        try:
-            entry = json.loads(text)
-        except ValueError:
-            first = text.lstrip()[:1]
-            reason = f"invalid character '{first}' looking for beginning of value" if first else "unexpected end of JSON input"
+        try:  # json.Unmarshal's checks: "1.2.x" is "invalid character '.' after top-level value"
+            entry = unmarshal_nodes(text.encode("utf-8", "surrogateescape"))
+        except GoJSONError as json_exc:
+            reason = str(json_exc)
         else:
-            if isinstance(entry, dict) or entry is None:
+            if isinstance(entry, JObj) or entry is None:
                 return
-            kind = {list: "array", str: "string", bool: "bool"}.get(type(entry), "number")
-            reason = f"json: cannot unmarshal {kind} into Go value of type certutil.PolicyIdentifierWithQualifierEntry"
+            reason = (f"json: cannot unmarshal {kind_name(entry)} into Go value of type "
+                      "certutil.PolicyIdentifierWithQualifierEntry")
         raise internal_error(f"policy identifier {go_quote(text)} is neither a valid OID: {exc}, "
                              f"Nor JSON Policy Identifier: {reason}") from None
     if not oid_encodable(arcs):
@@ -354,8 +353,10 @@ def build_role(name: str, data: FieldData, old: Role | None, state: Any) -> tupl
         raise user_error('"ttl" value must be less than "max_ttl" value')
     values["key_bits"] = _validate_key(values["key_type"], values["key_bits"])
     for oid in values["ext_key_usage_oids"]:
-        if not re.fullmatch(r"[+-]?[0-9]+(\.[+-]?[0-9]+)*", oid):
-            raise user_error(f'"{oid}" could not be parsed as a valid oid for an extended key usage')
+        try:  # certutil's StringToOid: each arc through strconv.Atoi (a sign allowed, int64's range)
+            go_oid_arcs(oid)
+        except ValueError:
+            raise user_error(f'"{oid}" could not be parsed as a valid oid for an extended key usage') from None
     policy_identifiers = _policy_identifiers(data, base.policy_identifiers)
     for text in policy_identifiers:
         _check_policy_identifier(text)
