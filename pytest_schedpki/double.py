@@ -204,7 +204,7 @@ class Double:
             token_id = headers["Authorization"][7:].strip()
         if not token_id:
             return "none"
-        token = self.secrets.tokens.lookup(token_id, self.clock.now())
+        token = self.secrets.tokens.lookup_now(token_id, self.clock.now)
         if token is None:
             return "invalid"
         return "root" if token.is_root else "token"

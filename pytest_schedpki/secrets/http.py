@@ -42,7 +42,7 @@ from .framework.logical import (
     user_error,
 )
 from .framework.router import LogicalRequest, Router
-from .http_headers import RequestHeaders, allowed_headers
+from .http_headers import EdgeRequest, RequestHeaders, allowed_headers
 from .jsonbody import parse_json_body
 from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
@@ -72,8 +72,7 @@ def make_app(service: SecretsService):
     """The WSGI callable serving ``/v1/...`` for ``service``."""
 
     def app(environ: dict, start_response):
-        request = Request(environ)
-        request.max_content_length = MAX_REQUEST_SIZE + 1  # one byte more tells a chunked body too large
+        request = EdgeRequest(environ, MAX_REQUEST_SIZE + 1)  # one byte more tells a chunked body too large
         try:
             response = handle(service, request)
         except LogicalError as exc:
@@ -277,7 +276,7 @@ def handle(service: SecretsService, request: Request) -> Response:
             raise LogicalError(400, [str(exc)]) from None
         if content_type != MERGE_PATCH:
             raise LogicalError(415, [f"PATCH requires Content-Type of {MERGE_PATCH}, provided {content_type}"])
-    content_length = get_content_length(environ)  # werkzeug's Request.content_length, computed once
+    content_length = get_content_length(environ) if "CONTENT_LENGTH" in environ else None  # werkzeug's, once
     if content_length is not None and content_length > MAX_REQUEST_SIZE:
         raise LogicalError(413, ["http: request body too large"])
     if (content_length is None and "HTTP_TRANSFER_ENCODING" in environ
@@ -292,11 +291,12 @@ def handle(service: SecretsService, request: Request) -> Response:
         raw: dict[str, Any] = {}
     else:
         raw = _body(request, operation) if operation in ("update", "patch") else query
-    wrap_ttl = 0 if rel.strip("/") in ("sys/health", "sys/seal-status") else _wrap_ttl(request)  # own handlers
+    wrap_ttl = (0 if "HTTP_X_VAULT_WRAP_TTL" not in environ or rel.strip("/") in ("sys/health", "sys/seal-status")
+                else _wrap_ttl(request))  # those two: own handlers
 
     result = dispatch(service, operation, rel, raw, request_token(request),
                       RequestHeaders(environ), remote_addr=request.remote_addr or "",
-                      help=help_requested(request.query_string), http_body=http_body)
+                      help=bool(environ.get("QUERY_STRING")) and help_requested(request.query_string), http_body=http_body)
     if wrap_ttl > 0 and result.status == 200 and result.raw is None and not result.bare:
         wrap_info = service.wrap(result, wrap_ttl, rel.rstrip("/"))
         if result.auth:
@@ -346,8 +346,7 @@ def dispatch(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     token = None
     if not unauthenticated:
         with service.lock:
-            expire_due(service)
-            now = service.clock.now()
+            now = expire_due(service)
             token = service.tokens.lookup(token_id, now)
             if token is not None:  # request_handling.go: the use is taken even if the request then fails
                 token = service.tokens.use(token, now)
@@ -392,7 +391,7 @@ def _checked(service: SecretsService, operation: str, rel: str, raw: dict[str, A
     if not unauthenticated:
         sudo = router is not None and router.is_sudo(inner, found)
         capability = operation
-        if router is not None:
+        if router is not None and operation == "update":  # only an update's capability depends on state
             with service.lock:
                 capability = router.capability_for(operation, inner, mount.backend if mount else None, found)
         if help:

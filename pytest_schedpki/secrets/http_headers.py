@@ -1,9 +1,46 @@
-"""Headers at the secrets service's HTTP edge: the request's headers as the handlers see them, and the
-response headers a mount lets through (OpenBao ``routing/router.go`` ``filteredHeaders``)."""
+"""Headers at the secrets service's HTTP edge: the request as the HTTP layer reads it, the request's
+headers as the handlers see them, and the response headers a mount lets through (OpenBao
+``routing/router.go`` ``filteredHeaders``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+
+from werkzeug.wrappers import Request
+
+
+class EdgeRequest:
+    """The request as :func:`.http.handle` reads it: ``environ``, ``path``, ``method``,
+    ``query_string`` and ``remote_addr`` at once, computed from the environ as werkzeug's ``Request``
+    computes them (``path``: ``PATH_INFO`` decoded by its ``_wsgi_decoding_dance``, the latin-1 text's
+    bytes read as UTF-8 with errors replaced, after one leading slash; ``method`` upper-cased;
+    ``query_string`` the latin-1 bytes). Any other attribute (``get_data``, ``headers``, ``stream``...)
+    comes from werkzeug's ``Request``, built on first use with ``max_content_length`` (bytes): a read
+    with no body never pays its set-up (its server tuple, header view and decoded root path).
+
+    The werkzeug request is not filed in ``environ["werkzeug.request"]`` (nothing reads it there): that
+    environ <-> request cycle would leave every request's objects to the garbage collector."""
+
+    __slots__ = ("environ", "path", "method", "query_string", "remote_addr", "max_content_length", "_full")
+
+    def __init__(self, environ: dict, max_content_length: int | None = None) -> None:
+        self.environ = environ
+        path = environ.get("PATH_INFO") or ""
+        if not path.isascii():
+            path = path.encode("latin1").decode(errors="replace")
+        self.path = "/" + path.lstrip("/")
+        self.method = environ.get("REQUEST_METHOD", "GET").upper()
+        self.query_string = environ.get("QUERY_STRING", "").encode("latin1")
+        self.remote_addr = environ.get("REMOTE_ADDR")
+        self.max_content_length = max_content_length
+        self._full: Request | None = None
+
+    def __getattr__(self, name: str):
+        full = self._full
+        if full is None:
+            full = self._full = Request(self.environ, populate_request=False)
+            full.max_content_length = self.max_content_length
+        return getattr(full, name)
 
 
 def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:

@@ -92,15 +92,16 @@ def revoke_token_leases(service: SecretsService, token_ids: set[str], at: dateti
         revoke_lease(service, lease_id, at)
 
 
-def expire_due(service: SecretsService) -> None:
+def expire_due(service: SecretsService) -> datetime.datetime:
     """Apply every expiry up to ``clock.now()`` (see the module docstring): expired tokens are revoked
     with their trees and those tokens' leases, then expired leases are revoked, each at its own
     expiry instant; wrapped responses whose wrapping token is gone are dropped. O(1) while nothing
-    is due (:attr:`~.auth.token.store.TokenStore.due`). Caller holds the service lock."""
+    is due (:attr:`~.auth.token.store.TokenStore.due`). Caller holds the service lock. Returns the
+    instant expiries were applied up to (a request's "now": one clock read serves both)."""
     store = service.tokens
     now = service.clock.now()
     if store.due is None or now < store.due:
-        return
+        return now
     for when, removed in store.expire(now):
         revoke_token_leases(service, {token.id for token in removed}, at=when)
     for lease in sorted((lease for lease in store.leases.values() if lease.expire_time <= now),
@@ -110,3 +111,4 @@ def expire_due(service: SecretsService) -> None:
         store.expect(lease.expire_time)
     for token_id in [t for t in service.wrapped if t not in store.tokens]:
         del service.wrapped[token_id]
+    return now

@@ -93,6 +93,9 @@ class _Captured(io.RawIOBase):
         return bytes(self._head)
 
 
+_ENVIRON_KEYS: dict[str, str | None] = {}  # header name asked for -> its HTTP_* environ key (see get)
+
+
 class _EnvironHeaders(Mapping):
     """The request headers as the token classifiers see them: ``{"X-Vault-Token": ...}`` with the
     title-cased names of the ``HTTP_*`` environ keys, read from the environ on demand (building that
@@ -110,11 +113,15 @@ class _EnvironHeaders(Mapping):
     def get(self, name: str, default=None):
         """``self[name]`` or ``default``, without raising on the way (a classifier asks for headers
         most requests lack)."""
-        key = "HTTP_" + name.upper().replace("-", "_")
-        value = self._environ.get(key)
-        if value is None or key[5:].replace("_", "-").title() != name:
-            return default
-        return value
+        key = _ENVIRON_KEYS.get(name, 0)
+        if key == 0:  # not seen yet: its environ key, or None for a name no environ key reads back as
+            key = "HTTP_" + name.upper().replace("-", "_")
+            if key[5:].replace("_", "-").title() != name:
+                key = None
+            if len(_ENVIRON_KEYS) < 256:  # the classifiers' names, fixed in the code; bounded all the same
+                _ENVIRON_KEYS[name] = key
+        value = self._environ.get(key) if key is not None else None
+        return default if value is None else value
 
     def __iter__(self) -> Iterator[str]:
         return (k[5:].replace("_", "-").title() for k in self._environ if k.startswith("HTTP_"))

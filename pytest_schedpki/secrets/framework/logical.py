@@ -26,6 +26,9 @@ JSON_HEADERS = {
     "Cache-Control": "no-store",
     "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
 }
+#: the header list ``bytes_response(body, status, "application/json", JSON_HEADERS)`` builds, built once:
+#: a BytesResponse never changes its list (its ``headers`` view is a copy), so answers may share it
+_JSON_HEADER_LIST = bytes_response(b"", 200, "application/json", JSON_HEADERS).header_list
 
 
 def multierror_text(*messages: str) -> str:
@@ -164,6 +167,8 @@ class LogicalResponse:
                 tail = dumps({"wrap_info": self.wrap_info, "warnings": list(self.warnings) or None,
                               "auth": self.auth})
                 body = f'{head[:-1]},"data":{self.data_json},{tail[1:]}\n'
+            if self.status >= 200 and self.status != 304:  # 204 was answered above
+                return BytesResponse(body.encode(), self.status, _JSON_HEADER_LIST)
             return bytes_response(body.encode(), self.status, "application/json", JSON_HEADERS)
         envelope: dict[str, Any] = {
             "request_id": request_id,

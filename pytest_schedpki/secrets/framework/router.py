@@ -172,7 +172,7 @@ class Router:
         for candidate in self._candidates_for(path.partition("/")[0]):
             if not path.startswith(candidate.prefix):
                 continue
-            m = candidate.regex.match(path)
+            m = (candidate._regex or candidate.regex).match(path)  # compiled: no property call
             if m:
                 return candidate, {k: v for k, v in m.groupdict().items() if v is not None}
         return None

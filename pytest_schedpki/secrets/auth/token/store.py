@@ -13,6 +13,7 @@ import datetime
 import re
 import secrets
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -194,6 +195,18 @@ class TokenStore:
         if token is None or not self.alive(token, now, tainted):
             return None
         return token
+
+    def lookup_now(self, token_id: str | None, clock: Callable[[], datetime.datetime]) -> Token | None:
+        """:meth:`lookup` at ``clock()`` (e.g. ``Clock.now``), reading the clock only when the answer
+        depends on it: a token with no TTL, no parent and uses left (the root token) is alive at any
+        instant, so :meth:`alive` would answer ``True`` whatever the time (the journal classifies the
+        token of every request; the clock read is most of that cost)."""
+        token = self.tokens.get(token_id) if token_id else None
+        if token is None:
+            return None
+        if token.num_uses >= 0 and not token.parent and token.expires is None and not token.ttl:
+            return token
+        return self.lookup(token_id, clock())
 
     def use(self, token: Token, now: datetime.datetime) -> Token | None:
         """OpenBao's ``UseToken``: take one use of a token with a use limit (``num_uses`` > 0) and
