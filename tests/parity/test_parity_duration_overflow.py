@@ -12,6 +12,7 @@ both are set. Every case is sent to both servers and compared whole.
 from __future__ import annotations
 
 import json
+import secrets
 
 import pytest
 
@@ -55,7 +56,10 @@ MOUNT_VALUES = EDGES + ['"-1"', '"-5"', '"bad"', "1e300", "true", "[]", '"system
 @pytest.mark.parametrize("kind", ["mounts", "auth"])
 def test_enable_and_tune_ttls(pair, kind, key, value):
     engine = "kv" if kind == "mounts" else "approle"
-    m = pair.mount
+    # a short random path, not the test's long one: in a whole parity run bao once refused the long
+    # auth path with "existing mount at auth/<an earlier test's truncated path>" (its router kept a
+    # prefix entry after the earlier test disabled its method); not reproduced alone
+    m = f"ttl{secrets.token_hex(4)}"
     try:
         pair.send("POST", f"/v1/sys/{kind}/{m}", data=f'{{"type":"{engine}","config":{{"{key}":{value}}}}}',
                   headers={"Content-Type": "application/json"}).same()
