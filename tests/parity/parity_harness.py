@@ -344,7 +344,7 @@ def cert_facts(cert: x509.Certificate | str | bytes, issuer: x509.Certificate | 
     (``rsa-2048``/``ec-secp256r1``), ``sig_alg`` (signature algorithm OID name), ``sig_hash``,
     ``validity_seconds`` (notAfter - notBefore), ``serial_class``, ``extensions`` (sorted
     ``name:critical`` list), ``basic_constraints``, ``key_usage``, ``ext_key_usage``, ``san`` (kinds
-    -> values; otherName as ``oid:hexDER``), ``name_constraints``, ``aia``, ``crl_dp``,
+    -> values; otherName as ``oid:hexDER``), ``name_constraints``, ``policies_der`` (the CertificatePolicies value, hex), ``aia``, ``crl_dp``,
     ``aki_is_issuer_ski`` and ``verifies_with_issuer`` (when ``issuer`` is given or the cert is
     self-issued). ``validity_seconds`` is compared with a tolerance by :meth:`Exchange.same`.
     """
@@ -394,6 +394,8 @@ def cert_facts(cert: x509.Certificate | str | bytes, issuer: x509.Certificate | 
             facts["name_constraints"] = {"permitted": [g.value for g in (v.permitted_subtrees or [])],
                                          "excluded": [g.value for g in (v.excluded_subtrees or [])]}
             facts["name_constraints_der"] = (nc_der or b"").hex()
+        elif isinstance(v, x509.CertificatePolicies):
+            facts["policies_der"] = v.public_bytes().hex()
         elif isinstance(v, x509.AuthorityInformationAccess):
             facts["aia"] = [f"{d.access_method._name}:{d.access_location.value}" for d in v]
         elif isinstance(v, x509.CRLDistributionPoints):

@@ -182,3 +182,30 @@ def test_resign_refuses_a_crl_of_another_issuer_and_keeps_the_oldest_time(web):
     web.send("POST", RESIGN, json=lambda s: {"crls": s.vars["pair_of_crls"]}).same().expect(
         200, warnings=["Duplicate serial 0a with different revocation times detected, using oldest revocation time"]
     ).check(_signed({"entries": [(10, datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc).isoformat(), [])]}))
+
+
+@pytest.mark.parametrize("ids, written", [
+    (["1.2.-5"], ["1.2"]), (["1.-1"], ["0.39"]), (["2.-1.5"], ["1.39.5"]), (["-1.2.5"], ["0.5"]),
+    (["1.2.-9223372036854775808.7", "1.2.7.7"], ["1.2.7", "1.2.7.7"]),
+])
+def test_negative_arcs_are_written_as_no_bytes(pki, ids, written):
+    """``CreateRevocationList`` writes extension ids with ``encoding/asn1``, which writes a negative
+    arc as nothing (``40*arc0 + arc1`` for the first two): the ids given are checked for duplicates
+    as given, the CRL holds what was written."""
+    body = {"extensions": [{"id": i, "value": "BQA="} for i in ids]}
+    pki.send("POST", SIGN, json=body).same().expect(200).check(_signed(
+        {"extensions": [("2.5.29.35", False), ("2.5.29.20", False), *((w, False) for w in written)]}))
+
+
+def test_every_extension_is_parsed_before_any_is_written(pki):
+    body = {"extensions": [{"id": "1.40", "value": ""}, {"id": "x", "value": ""}]}
+    pki.send("POST", SIGN, json=body).same().expect(400, errors=[
+        'failed parsing extension entry 1: failed parsing asn1 index element 0 value x: strconv.Atoi: parsing "x": '
+        "invalid syntax"])
+    body = {"revoked_certs": [{"serial_number": "01", "revocation_time": T0, "extensions": [{"id": "1.40", "value": ""}]}],
+            "extensions": [{"id": "y", "value": ""}]}
+    pki.send("POST", SIGN, json=body).same().expect(400, errors=[
+        'failed parsing extension entry 0: failed parsing asn1 index element 0 value y: strconv.Atoi: parsing "y": '
+        "invalid syntax"])
+    pki.send("POST", SIGN, json={"extensions": [{"id": "1.2.-5", "value": ""}, {"id": "1.2.-5", "value": ""}]}).same(
+    ).expect(400, errors=["duplicate extension id: 1.2.-5"])

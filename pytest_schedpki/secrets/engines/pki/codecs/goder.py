@@ -1,7 +1,8 @@
 """X.509 pieces written the way Go writes them, where cryptography's builders refuse or differ.
 
 * :func:`go_oid_arcs` / :func:`oid_encodable`: certutil's ``StringToOid`` (arcs through
-  ``strconv.Atoi``) and what Go's encoders then accept;
+  ``strconv.Atoi``) and what Go's encoders then accept; :func:`asn1_marshaled_oid`: what
+  ``encoding/asn1`` writes for negative arcs;
 * :func:`go_key_usage_der`: KeyUsage with EncipherOnly/DecipherOnly but no KeyAgreement (Go writes
   the bits asked for; cryptography's ``KeyUsage`` refuses them);
 * :func:`name_constraints_extension`: dNSName constraints such as ``*.x.test`` (cryptography refuses
@@ -80,6 +81,32 @@ def go_oid_arcs(text: str) -> list[int]:
             raise ValueError(f"strconv.Atoi: parsing {go_quote(part)}: value out of range")
         arcs.append(value)
     return arcs
+
+
+def asn1_marshalable(arcs: list[int]) -> bool:
+    """Whether ``encoding/asn1``'s Marshal takes the arcs (``makeObjectIdentifier``): at least two, the
+    first at most 2, the second below 40 when the first is below 2. Negative arcs pass this check;
+    :func:`asn1_marshaled_oid` says what is then written for them."""
+    return len(arcs) >= 2 and arcs[0] <= 2 and (arcs[0] >= 2 or arcs[1] < 40)
+
+
+def asn1_marshaled_oid(arcs: list[int]) -> str | None:
+    """The OID ``encoding/asn1`` writes for arcs that pass :func:`asn1_marshalable`, read back as a
+    dotted string, or None when it writes an empty OID.
+
+    Go's ``oidEncoder`` writes ``40*arc0 + arc1`` (int64 arithmetic, wrapping) and then every later
+    arc in base 128, and ``base128IntLength`` is 0 for a negative value, so a negative sub-identifier
+    is written as no bytes at all: ``1.2.-5`` becomes ``1.2``, ``1.-1`` becomes ``0.39`` (39 read back
+    by X.690's rule for the first sub-identifier). OpenBao 2.7.2 answers so for a role's
+    ``policy_identifiers`` and for ``sign-revocation-list`` extensions (checked against the real
+    server)."""
+    first = (arcs[0] * 40 + arcs[1] + 2 ** 63) % 2 ** 64 - 2 ** 63
+    written = [value for value in (first, *arcs[2:]) if value >= 0]
+    if not written:
+        return None
+    head = written[0]
+    top = 0 if head < 40 else 1 if head < 80 else 2
+    return ".".join(map(str, (top, head - 40 * top, *written[1:])))
 
 
 def oid_encodable(arcs: list[int]) -> bool:

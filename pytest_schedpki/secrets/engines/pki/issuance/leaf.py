@@ -10,7 +10,6 @@ then key generation (issue) and signing by the issuer (x509.py). Errors raise
 from __future__ import annotations
 
 import datetime
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from pytest_schedpki.secrets.framework.logical import internal_error, user_error
 
 from ..codecs import x509 as pkix
+from ..codecs.policies import certificate_policies
 from ..model import serial_to_hex
 from .policy import UID_OID, LeafNames, PolicyError, resolve_names, resolve_user_ids
 from .validity import ValidityRequest, backdated_not_before, check_order, leaf_not_after, leaf_not_before
@@ -131,34 +131,8 @@ def _sans(names: LeafNames) -> list[x509.GeneralName]:
     return sans
 
 
-def _policies(identifiers: list[str]) -> list[x509.Extension]:
-    """certutil ``AddPolicyIdentifiers``: OIDs, or stored JSON entries with cps/notice qualifiers; empty
-    entries are skipped, but a role with only empty entries still gets the extension (an empty
-    SEQUENCE, as ``CreatePolicyInformationExtensionFromStorageStrings`` marshals it)."""
-    infos = []
-    for text in identifiers:
-        try:
-            infos.append(x509.PolicyInformation(x509.ObjectIdentifier(text), None))
-            continue
-        except ValueError:
-            pass
-        try:
-            entry = json.loads(text)
-            qualifiers: list[Any] = []
-            if entry.get("cps"):
-                qualifiers.append(entry["cps"])
-            if entry.get("notice"):
-                qualifiers.append(x509.UserNotice(None, entry["notice"]))
-            infos.append(x509.PolicyInformation(x509.ObjectIdentifier(entry["oid"]), qualifiers or None))
-        except (ValueError, KeyError, AttributeError, TypeError):
-            continue
-    if not identifiers:
-        return []
-    return [x509.Extension(x509.oid.ExtensionOID.CERTIFICATE_POLICIES, False, x509.CertificatePolicies(infos))]
-
-
 def _extra_extensions(role: Any) -> list[x509.Extension]:
-    extra = _policies(list(role.policy_identifiers))
+    extra = certificate_policies(list(role.policy_identifiers))
     if role.basic_constraints_valid_for_non_ca:
         extra.append(x509.Extension(x509.oid.ExtensionOID.BASIC_CONSTRAINTS, True, x509.BasicConstraints(False, None)))
     return extra  # FreshestCRL (delta CRL URLs) comes from x509.sign_certificate with the other AIA data

@@ -17,12 +17,9 @@ Validation order and texts follow ``pathRoleCreate``/``validateRole`` (see :func
 from __future__ import annotations
 
 import ipaddress
-import json
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_schedpki.golang.duration import go_quote
-from pytest_schedpki.golang.json import GoJSONError, JObj, kind_name, unmarshal_nodes
 from pytest_schedpki.secrets.framework.fields import (
     BOOL,
     COMMA_STRING_SLICE,
@@ -42,7 +39,8 @@ from pytest_schedpki.secrets.framework.logical import (
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import find_issuer
-from ..codecs.goder import go_oid_arcs, oid_encodable
+from ..codecs.goder import go_oid_arcs
+from ..codecs.policies import PolicyIdentifierError, entries_from_json, storage_policies
 from ..enterprise.gate import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
 from .validity import ValidityError, parse_rfc3339
@@ -206,52 +204,28 @@ ENTERPRISE_ROLE_FIELDS: dict[str, Field] = {"no_store_metadata": Field(BOOL, Fal
 
 
 def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
-    """``getPolicyIdentifier``: a JSON string of ``[{"oid":..,"cps":..,"notice":..}]`` becomes one
-    compact JSON text per entry; otherwise the comma list of OIDs."""
+    """``getPolicyIdentifier``: a string that decodes as a JSON array of entries becomes one compact
+    JSON text per entry (:func:`~..codecs.policies.entries_from_json`); otherwise the comma list of
+    OIDs."""
     value, sent = data.get_ok("policy_identifiers")
     if not sent:
         return list(old)
     raw = data.raw.get("policy_identifiers")
     if isinstance(raw, str):
-        try:
-            entries = json.loads(raw)
-            if isinstance(entries, list) and all(isinstance(e, dict) for e in entries):
-                out = []
-                for e in entries:
-                    entry = {"oid": str(e.get("oid", ""))}
-                    entry.update({k: str(e[k]) for k in ("cps", "notice") if e.get(k)})
-                    out.append(dumps(entry))  # json.Marshal: HTML characters escaped, the rest as is
-                return out
-        except ValueError:
-            pass
+        entries = entries_from_json(raw)
+        if entries is not None:
+            return entries
     return list(value)
 
 
-def _check_policy_identifier(text: str) -> None:
-    """certutil ``CreatePolicyInformationExtensionFromStorageStrings`` at role write: an OID (its
-    arcs through ``strconv.Atoi``) or a JSON object. 500 ``policy identifier "<t>" is neither a valid
-    OID: strconv.Atoi: parsing "<arc>": invalid syntax, Nor JSON Policy Identifier: <json error>``;
-    an OID Go cannot marshal (``0``, ``3.1``) -> 500 ``asn1: structure error: invalid object
-    identifier``. An empty entry (``""``, or ``null`` in a list) is kept and skipped
-    (``GetPolicyIdentifierFromString`` returns nothing for it)."""
-    if not text:
-        return
+def _check_policy_identifiers(identifiers: list[str]) -> None:
+    """The role write runs certutil ``CreatePolicyInformationExtensionFromStorageStrings`` over the
+    list (``path_roles.go``): its error is a 500 with Go's text (see
+    :func:`~..codecs.policies.storage_policies`)."""
     try:
-        arcs = go_oid_arcs(text)
-    except ValueError as exc:
-        try:  # json.Unmarshal's checks: "1.2.x" is "invalid character '.' after top-level value"
-            entry = unmarshal_nodes(text.encode("utf-8", "surrogateescape"))
-        except GoJSONError as json_exc:
-            reason = str(json_exc)
-        else:
-            if isinstance(entry, JObj) or entry is None:
-                return
-            reason = (f"json: cannot unmarshal {kind_name(entry)} into Go value of type "
-                      "certutil.PolicyIdentifierWithQualifierEntry")
-        raise internal_error(f"policy identifier {go_quote(text)} is neither a valid OID: {exc}, "
-                             f"Nor JSON Policy Identifier: {reason}") from None
-    if not oid_encodable(arcs):
-        raise internal_error("asn1: structure error: invalid object identifier")
+        storage_policies(identifiers)
+    except PolicyIdentifierError as exc:
+        raise internal_error(str(exc)) from None
 
 
 def _cn_validations(values: list[str]) -> list[str]:
@@ -358,8 +332,7 @@ def build_role(name: str, data: FieldData, old: Role | None, state: Any) -> tupl
         except ValueError:
             raise user_error(f'"{oid}" could not be parsed as a valid oid for an extended key usage') from None
     policy_identifiers = _policy_identifiers(data, base.policy_identifiers)
-    for text in policy_identifiers:
-        _check_policy_identifier(text)
+    _check_policy_identifiers(policy_identifiers)
     values["issuer_ref"] = values["issuer_ref"] or "default"
     warning = issuer_ref_warning(state, values["issuer_ref"])
     validations, sent = data.get_ok("cn_validations")

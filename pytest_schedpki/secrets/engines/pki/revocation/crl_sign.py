@@ -48,7 +48,7 @@ from pytest_schedpki.secrets.framework.logical import LogicalResponse, internal_
 from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import REF, IssuerNotFound, issuer_key, resolve_issuer
-from ..codecs.goder import go_oid_arcs, oid_encodable
+from ..codecs.goder import asn1_marshalable, asn1_marshaled_oid, go_oid_arcs
 from ..codecs.keys import _pss_padding, signature_hash
 from ..codecs.rfc3339 import Rfc3339Error, parse_rfc3339
 from ..model import Issuer, serial_to_hex
@@ -128,7 +128,7 @@ def _go_value(raw: Any) -> str:
     return "<nil>" if raw is None else str(raw).lower() if isinstance(raw, bool) else str(raw)
 
 
-def _extension(entry: dict) -> cx509.Extension:
+def _extension(entry: dict) -> tuple[list[int], bool, bytes]:
     if "id" not in entry:
         raise ValueError("missing id field")
     oid_text = _parse_string(entry["id"], "id")
@@ -161,29 +161,57 @@ def _extension(entry: dict) -> cx509.Extension:
         value = base64.b64decode(text, validate=True) if text else b""
     except (binascii.Error, ValueError):
         raise ValueError("failed base64 decoding 'value' field: illegal base64 data at input byte 0") from None
-    if not oid_encodable(arcs):  # Go's CreateRevocationList fails on it: a 500 upstream
+    return arcs, critical, value
+
+
+def _written(key: str, arcs: list[int], taken: set[str]) -> cx509.ObjectIdentifier:
+    """The extension id as Go's ``CreateRevocationList`` writes it (``encoding/asn1``: a negative arc
+    is written as no bytes, :func:`asn1_marshaled_oid`). Raises OverflowError (a 500 ``error creating
+    new CRL: ...``) for an id ``encoding/asn1`` refuses, and, as a written divergence, for an id
+    written empty or onto an id the CRL already holds: OpenBao signs those CRLs, which no parser
+    reads (cryptography cannot write them)."""
+    if not asn1_marshalable(arcs):
         raise OverflowError("asn1: structure error: invalid object identifier")
-    return cx509.Extension(cx509.ObjectIdentifier(dotted), critical, cx509.UnrecognizedExtension(
-        cx509.ObjectIdentifier(dotted), value))
+    dotted = asn1_marshaled_oid(arcs)
+    if dotted is None:
+        raise OverflowError(f"extension id {key} would be written as an empty OBJECT IDENTIFIER")
+    if dotted in taken:
+        raise OverflowError(f"extension id {key} would be written as {dotted}, an extension the CRL already holds")
+    taken.add(dotted)
+    return cx509.ObjectIdentifier(dotted)
 
 
-def _extensions(raw: list, message: str = "failed parsing extension entry {}: {}") -> list[cx509.Extension]:
-    out, seen = [], set()
+def _extensions(raw: list, message: str = "failed parsing extension entry {}: {}") -> list[tuple]:
+    """``parseExtensionsParam``: every entry parsed and checked (400s; duplicates compared on the ids
+    as given): ``(id as given, arcs, critical, value)`` for :func:`_write_extensions`."""
+    parsed, seen = [], set()
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
             raise ValueError(f"extension entry {i} not a map")
         try:
-            extension = _extension(entry)
+            arcs, critical, value = _extension(entry)
         except ValueError as exc:
             raise ValueError(message.format(i, exc)) from None
-        if extension.oid.dotted_string in seen:
-            raise ValueError(f"duplicate extension id: {extension.oid.dotted_string}")
-        seen.add(extension.oid.dotted_string)
-        out.append(extension)
+        key = ".".join(map(str, arcs))
+        if key in seen:
+            raise ValueError(f"duplicate extension id: {key}")
+        seen.add(key)
+        parsed.append((key, arcs, critical, value))
+    return parsed
+
+
+def _write_extensions(parsed: list[tuple], taken: frozenset[str] = frozenset()) -> list[cx509.Extension]:
+    """The parsed extensions as ``CreateRevocationList`` writes them, after every field is parsed
+    (:func:`_written`; ``taken``: the ids the CRL writes itself)."""
+    written = set(taken)
+    out = []
+    for key, arcs, critical, value in parsed:
+        oid = _written(key, arcs, written)
+        out.append(cx509.Extension(oid, critical, cx509.UnrecognizedExtension(oid, value)))
     return out
 
 
-def _revoked_certs(raw: list) -> list[tuple[int, datetime.datetime, list[cx509.Extension]]]:
+def _revoked_certs(raw: list) -> list[tuple[int, datetime.datetime, list[tuple]]]:
     out = []
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
@@ -298,7 +326,10 @@ def _sign_revocation_list(backend: PkiBackend, req: LogicalRequest) -> LogicalRe
     fmt, offset = _common(backend, req, format_first=False)
     try:
         entries = _revoked_certs(_slice(req.data.get("revoked_certs")))
-        extensions = _extensions(_slice(req.data.get("extensions")))
+        taken = {"2.5.29.35", "2.5.29.20"} | ({"2.5.29.27"} if req.data.get("delta_crl_base_number") >= 0 else set())
+        parsed = _extensions(_slice(req.data.get("extensions")))
+        entries = [(serial, when, _write_extensions(entry_extensions)) for serial, when, entry_extensions in entries]
+        extensions = _write_extensions(parsed, frozenset(taken))
     except ValueError as exc:
         raise user_error(str(exc)) from None
     except OverflowError as exc:
