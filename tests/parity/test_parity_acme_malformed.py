@@ -67,7 +67,17 @@ def test_headers_of_the_wrong_shape(acme, header):
                                      b'{"identifiers": [{"value": "a"}]}', b'{"identifiers": [{"type": 1}]}',
                                      b'{"identifiers": [{"type": "dns"}]}', b'{"identifiers": [{"type": "dns", "value": 2}]}',
                                      b'{"identifiers": [], "notAfter": "2030-01-01T00:00:00Z"}',
-                                     b'{"identifiers": [], "notBefore": 5}'])
+                                     b'{"identifiers": [], "notBefore": 5}',
+                                     b'{"identifiers": [], "notAfter": "yesterday"}',
+                                     b'{"identifiers": [], "notBefore": "2030-13-01T00:00:00Z", "notAfter": 5}',
+                                     b'{"identifiers": [], "notBefore": "2030-01-01T00:00:00Z", "notAfter": "x"}',
+                                     b'{"identifiers": [], "notAfter": "0001-01-01T00:00:00Z"}',
+                                     b'{"identifiers": [], "notAfter": "0001-01-01T01:00:00+01:00"}',
+                                     b'{"identifiers": [], "notAfter": "0001-01-01T00:00:00+01:00"}',
+                                     b'{"identifiers": [], "notAfter": "0000-01-01T00:00:00Z"}',
+                                     b'{"identifiers": [], "notAfter": "9999-12-31T23:59:59-01:00"}',
+                                     b'{"identifiers": [], "notAfter": "2030-01-01T00:00:00Zjunk"}',
+                                     b'{"identifiers": [{"type": "dns", "value": 2}], "notAfter": "x"}'])
 def test_new_order_payloads(acme, payload):
     acme.both(lambda c, s: c.post(c.directory()["newOrder"], payload), label=payload.decode())
 

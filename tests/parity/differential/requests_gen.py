@@ -228,7 +228,9 @@ FIELDS: dict[str, st.SearchStrategy] = {
     "no_store": st.booleans(),
     "require_cn": st.booleans(),
     "basic_constraints_valid_for_non_ca": st.booleans(),
-    "policy_identifiers": _comma_or_list(["1.2.3.4", "bad", '[{"oid":"1.2.3"}]']),
+    "policy_identifiers": _comma_or_list(["1.2.3.4", "bad", '[{"oid":"1.2.3"}]', "1.2.-5", "-1.2", "+1.02",
+                                          '{"OID":"1.2.3","cps":"http://x"}', '{"oid":5}', "null",
+                                          "2.9223372036854775807"]),
     "use_csr_common_name": st.booleans(),
     "require_matching_certificate_algorithms": st.booleans(),
 }

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from pytest_schedpki.golang.time import GoTimeError
+from pytest_schedpki.golang.time import parse_rfc3339 as parse_go_time
 from pytest_schedpki.secrets.framework.logical import LogicalError
 from pytest_schedpki.secrets.framework.router import LogicalRequest
 
@@ -142,6 +144,25 @@ def _check_against_role(ctx: AcmeContext, identifiers: list[Identifier]) -> None
                                                          f"issue certificate for {item.original}")
 
 
+def _order_date(data: dict, name: str) -> bool:
+    """``parseOptRFC3339Field``: whether the order names a date (``time.Parse(time.RFC3339, ...)``,
+    Go's whole range). Raises the ``malformed`` problems ``invalid type (<T>) for field '<name>'``,
+    ``failed parsing field '<name>' (<v>): <Go's parse error>`` and ``provided time value is invalid
+    '<name>' (<v>)`` (Go's zero time, 0001-01-01T00:00:00Z, whatever the offset it is written with)."""
+    if name not in data:
+        return False
+    value = data[name]
+    if not isinstance(value, str):
+        raise AcmeProblem.wrap("malformed", f"invalid type ({go_type(value)}) for field '{name}'")
+    try:
+        moment = parse_go_time(value.encode("utf-8", "surrogatepass"))
+    except GoTimeError as exc:
+        raise AcmeProblem.wrap("malformed", f"failed parsing field '{name}' ({value}): {exc}") from None
+    if moment.is_zero():
+        raise AcmeProblem.wrap("malformed", f"provided time value is invalid '{name}' ({value})")
+    return True
+
+
 def new_order(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: JwsContext, data: Any,
               account: Account) -> Answer:
     """``acmeNewOrderHandler``."""
@@ -151,11 +172,8 @@ def new_order(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
     if not isinstance(data["identifiers"], list):
         raise AcmeProblem.wrap("malformed", f"invalid type ({go_type(data['identifiers'])}) for field 'identifiers'")
     identifiers = [_identifier(raw) for raw in data["identifiers"]]
-    for name in ("notBefore", "notAfter"):
-        if name in data:
-            if not isinstance(data[name], str):
-                raise AcmeProblem.wrap("malformed", f"invalid type ({go_type(data[name])}) for field '{name}'")
-            raise AcmeProblem.lead("malformed", "NotBefore and NotAfter are not supported")
+    if any([_order_date(data, "notBefore"), _order_date(data, "notAfter")]):  # both parsed first, as upstream
+        raise AcmeProblem.lead("malformed", "NotBefore and NotAfter are not supported")
     _check_against_role(ctx, identifiers)
     acme = writable(backend, "authorizations", "orders")
     authz_ids = []
