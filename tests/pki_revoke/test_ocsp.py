@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -27,7 +28,8 @@ def _query(pki, leaf_pem: str, post: bool = False) -> requests.Response:
     if post:
         return requests.post(f"{pki.double.secrets_url}/v1/{pki.name}/ocsp", data=der, timeout=30,
                              headers={"Content-Type": "application/ocsp-request"})
-    return requests.get(f"{pki.double.secrets_url}/v1/{pki.name}/ocsp/" + base64.b64encode(der).decode(), timeout=30)
+    return requests.get(f"{pki.double.secrets_url}/v1/{pki.name}/ocsp/" + quote(base64.b64encode(der).decode(), safe=""),
+                        timeout=30)
 
 
 def _response(resp: requests.Response) -> ocsp.OCSPResponse:
@@ -75,7 +77,8 @@ def test_ocsp_with_the_plugin_under_freezegun(schedpki):
         der = ocsp.OCSPRequestBuilder().add_certificate(
             cert_of(issued["certificate"]), cert_of(issued["issuing_ca"]), hashes.SHA256()).build().public_bytes(
             serialization.Encoding.DER)
-        good = _response(requests.get(f"{url}/v1/pki_int/ocsp/" + base64.b64encode(der).decode(), timeout=10))
+        good = _response(requests.get(f"{url}/v1/pki_int/ocsp/" + quote(base64.b64encode(der).decode(), safe=""),
+                                       timeout=10))
         assert good.certificate_status == ocsp.OCSPCertStatus.GOOD
         assert good.this_update_utc == datetime.datetime(2031, 5, 1, 12, tzinfo=datetime.timezone.utc)
     requests.post(f"{url}/v1/pki_int/revoke", headers=root, json={"serial_number": issued["serial_number"]},

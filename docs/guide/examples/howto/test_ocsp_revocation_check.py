@@ -1,5 +1,6 @@
 import base64
 import datetime
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -11,10 +12,12 @@ from freezegun import freeze_time
 
 
 def ask(schedpki, mount, leaf, issuer):
-    """One OCSP query, GET form (base64 of the DER request in the path), unauthenticated."""
+    """One OCSP query, GET form (the URL-encoded base64 of the DER request in the path, as RFC 6960
+    asks: a raw ``//`` in the base64 would be a path OpenBao redirects), unauthenticated."""
     der = ocsp.OCSPRequestBuilder().add_certificate(leaf, issuer, hashes.SHA256()).build().public_bytes(
         serialization.Encoding.DER)
-    r = requests.get(f"{schedpki.secrets.url}/v1/{mount}/ocsp/" + base64.b64encode(der).decode(), timeout=10)
+    r = requests.get(f"{schedpki.secrets.url}/v1/{mount}/ocsp/" + quote(base64.b64encode(der).decode(), safe=""),
+                     timeout=10)
     assert r.headers["Content-Type"] == "application/ocsp-response"
     response = ocsp.load_der_ocsp_response(r.content)
     assert response.response_status == ocsp.OCSPResponseStatus.SUCCESSFUL
