@@ -285,9 +285,10 @@ class SecretsService:
             return policy
 
     def delete_policy(self, name: str) -> None:
-        """Delete ACL policy ``name``; unknown names are a no-op. Raises LogicalError 400
+        """Delete ACL policy ``name`` (lower-cased, trimmed, a trailing ``/`` dropped: ``a/b/`` deletes
+        ``a/b``, as OpenBao's policy store does); unknown names are a no-op. Raises LogicalError 400
         ``cannot delete default policy`` / ``cannot delete "root" policy`` (upstream quotes only one)."""
-        name = name.strip().lower()
+        name = name.strip().lower().rstrip("/")  # the store's sanitizeName, then its path.Join'd key
         if name == "default":
             raise user_error("cannot delete default policy")
         if name == "root":

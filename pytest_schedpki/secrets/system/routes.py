@@ -60,10 +60,13 @@ def _enable_mount(req: LogicalRequest) -> LogicalResponse:
 
 
 def _lookup_mount(req: LogicalRequest):
-    found = req.service.mounts.get(req.data.get("path").strip("/") + "/")
+    """``handleReadMount``: the mount serving the path (``MatchingMountEntry``, the longest prefix:
+    ``sys/mounts/pki/roles/x`` reads ``pki/``); 400 ``No secret engine mount at <path>/``."""
+    path = req.data.get("path").strip("/") + "/"
+    found = req.service.find_mount(path)
     if found is None:
-        raise user_error(f"No secret engine mount at {req.data.get('path').strip('/')}/")
-    return found
+        raise user_error(f"No secret engine mount at {path}")
+    return found[0]
 
 
 def _read_mount(req: LogicalRequest) -> LogicalResponse:
@@ -204,8 +207,14 @@ def _list_policies_legacy(req: LogicalRequest) -> LogicalResponse:
     return LogicalResponse(data=data, extra_top=data)
 
 
+def _policy_key(req: LogicalRequest) -> str:
+    """The policy a read finds: the name lower-cased and trimmed (the policy store's ``sanitizeName``),
+    then as ``path.Join`` writes the store's cache key, so ``a/b/`` finds ``a/b``."""
+    return req.data.get("name").strip().lower().rstrip("/")
+
+
 def _read_policy(req: LogicalRequest) -> LogicalResponse:
-    policy = req.service.policies.get(req.data.get("name").lower())
+    policy = req.service.policies.get(_policy_key(req))
     if policy is None:
         raise not_found()
     return LogicalResponse(data=policy.describe())
@@ -213,7 +222,7 @@ def _read_policy(req: LogicalRequest) -> LogicalResponse:
 
 def _read_policy_legacy(req: LogicalRequest) -> LogicalResponse:
     """``sys/policy/:name``: the text under ``rules``, in ``data`` and at the top level."""
-    policy = req.service.policies.get(req.data.get("name").lower())
+    policy = req.service.policies.get(_policy_key(req))
     if policy is None or policy.name == "response-wrapping":
         raise not_found()
     data = policy.describe()
@@ -268,13 +277,13 @@ SYS_ROUTER = Router([
                     "uninitcode": Field(INT), "standbycode": Field(INT), "activecode": Field(INT)},
          {"read": _health}, unauthenticated=True),
     Path("seal-status", {}, {"read": seal_status}, unauthenticated=True),
-    Path("mounts/?", {}, {"read": _list_mounts}),
+    Path("mounts", {}, {"read": _list_mounts}),  # "mounts$": sys/mounts/ is an unsupported path
     Path("mounts/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}),
     Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
     Path("policies/acl/?", {}, {"list": _list_policies}),
-    Path("policies/acl/(?P<name>[^/]+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("policies/acl/(?P<name>.+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("policy/?", {}, {"read": _list_policies_legacy, "list": _list_policies_legacy}),
-    Path("policy/(?P<name>[^/]+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
+    Path("policy/(?P<name>.+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup},
          unauthenticated=True),

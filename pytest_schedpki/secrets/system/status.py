@@ -100,8 +100,8 @@ STATUS_PATHS = [
     Path("leader", {}, {"read": _leader}, unauthenticated=True),
     Path("init", {}, {"read": _init_status, "update": _init}, unauthenticated=True),
     Path("key-status", {}, {"read": _key_status}, sudo=True),
-    Path("auth/?", {}, {"read": _auth_list}),
-    Path("internal/ui/mounts/?", {}, {"read": _ui_mounts}, unauthenticated=True),
+    Path("auth", {}, {"read": _auth_list}),
+    Path("internal/ui/mounts", {}, {"read": _ui_mounts}, unauthenticated=True),
     Path("rekey/init", {}, {"read": _read_unsupported}),
     Path("generate-root/attempt", {}, {"read": _read_unsupported}),
 ]

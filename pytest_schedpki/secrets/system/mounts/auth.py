@@ -117,7 +117,7 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(STRING), "max_
                 "allowed_response_headers": Field(ANY)}
 
 SYS_AUTH_ROUTER = Router([
-    Path("auth/?", {}, {"read": _list}),
+    Path("auth", {}, {"read": _list}),  # "auth$": sys/auth/ is an unsupported path
     Path("auth/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}, sudo=True),
     Path("auth/(?P<path>.+)", _ENABLE_FIELDS, {"update": _enable, "read": _read, "delete": _disable}, sudo=True),
 ])

@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from pytest_schedpki.secrets.framework.logical import internal_error, user_error
 
 from ..codecs import x509 as pkix
-from ..codecs.policies import certificate_policies
 from ..model import serial_to_hex
 from .policy import UID_OID, LeafNames, PolicyError, resolve_names, resolve_user_ids
+from .policy_identifiers import certificate_policies
 from .validity import ValidityRequest, backdated_not_before, check_order, leaf_not_after, leaf_not_before
 
 FORMATS = ("pem", "der", "pem_bundle")

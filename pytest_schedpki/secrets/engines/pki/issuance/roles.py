@@ -40,9 +40,9 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from ..authority.issuers import find_issuer
 from ..codecs.goder import go_oid_arcs
-from ..codecs.policies import PolicyIdentifierError, entries_from_json, storage_policies
 from ..enterprise.gate import enterprise_variant, is_enterprise
 from .policy import PolicyError, parse_other_sans
+from .policy_identifiers import PolicyIdentifierError, entries_from_json, storage_policies
 from .validity import ValidityError, parse_rfc3339
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -205,7 +205,7 @@ ENTERPRISE_ROLE_FIELDS: dict[str, Field] = {"no_store_metadata": Field(BOOL, Fal
 
 def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
     """``getPolicyIdentifier``: a string that decodes as a JSON array of entries becomes one compact
-    JSON text per entry (:func:`~..codecs.policies.entries_from_json`); otherwise the comma list of
+    JSON text per entry (:func:`~.policy_identifiers.entries_from_json`); otherwise the comma list of
     OIDs."""
     value, sent = data.get_ok("policy_identifiers")
     if not sent:
@@ -221,7 +221,7 @@ def _policy_identifiers(data: FieldData, old: list[str]) -> list[str]:
 def _check_policy_identifiers(identifiers: list[str]) -> None:
     """The role write runs certutil ``CreatePolicyInformationExtensionFromStorageStrings`` over the
     list (``path_roles.go``): its error is a 500 with Go's text (see
-    :func:`~..codecs.policies.storage_policies`)."""
+    :func:`~.policy_identifiers.storage_policies`)."""
     try:
         storage_policies(identifiers)
     except PolicyIdentifierError as exc:

@@ -8,7 +8,7 @@ Two routes, chosen by the whole list (checked against the real server):
   (``Certificate.Policies``, arcs of any size);
 * otherwise (a negative or ``+``-signed arc, a JSON entry with ``cps``/``notice``, an empty entry):
   certutil's ``CreatePolicyInformationExtensionFromStorageStrings`` marshals every entry with
-  ``encoding/asn1`` (negative arcs are written as no bytes: :func:`~.goder.asn1_marshaled_oid`).
+  ``encoding/asn1`` (negative arcs are written as no bytes: :func:`~..codecs.goder.asn1_marshaled_oid`).
   When that fails (an entry that is neither an OID nor a JSON object, an OID ``encoding/asn1``
   refuses, a CPS URL that is not IA5), the extension is left out and the certificate keeps only the
   entries ``ParseOID`` read, without qualifiers (none at all: no extension). An OID written empty
@@ -26,7 +26,7 @@ from pytest_schedpki.golang.duration import go_quote
 from pytest_schedpki.golang.json import GoJSONError, JArr, JObj, JStr, kind_name, unmarshal_nodes
 from pytest_schedpki.secrets.framework.logical import dumps, internal_error
 
-from .goder import asn1_marshalable, asn1_marshaled_oid, go_oid_arcs
+from ..codecs.goder import asn1_marshalable, asn1_marshaled_oid, go_oid_arcs
 
 _PLAIN_OID = re.compile(r"[0-9]+(?:\.[0-9]+)+")
 
