@@ -83,7 +83,7 @@ def make_app(service: SecretsService):
 
 
 def _operation(request: Request, path: str, query: dict[str, Any]) -> tuple[str, str]:
-    method = request.method.upper()
+    method = request.environ.get("REQUEST_METHOD", "GET")  # as sent: Go's "get" is unknown (werkzeug upper-cases)
     if method == "GET":
         list_value = query.pop("list", None)
         if list_value not in (None, ""):

@@ -154,3 +154,14 @@ def test_an_http_1_0_request_is_answered_in_http_1_0(urls, name):
 
     bao, double = (seen(url) for url in urls)
     assert double == bao
+
+
+@pytest.mark.parametrize("method", [b"get", b"Get", b"post", b"list", b"head", b"delete"])
+@pytest.mark.parametrize("path", [b"/v1/sys/health", b"/v1/sys/mounts", b"/v1/sys/policies/acl/default"])
+def test_methods_are_case_sensitive(urls, method, path):
+    """Go compares ``r.Method`` as sent: a lower-case method is an unknown one, 405 ``{"errors":[]}``
+    (werkzeug's ``Request.method`` upper-cases; the double served ``get`` as ``GET``)."""
+    raw = method + b" " + path + b" HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nConnection: close\r\n\r\n"
+    bao, double = (_exchange(url, raw)[0] for url in urls)
+    assert bao.startswith(b"HTTP/1.1 405 Method Not Allowed\r\n") and bao.endswith(b'\r\n\r\n{"errors":[]}\n')
+    assert double.split(b"\r\n", 1)[0] == bao.split(b"\r\n", 1)[0] and double.endswith(b'\r\n\r\n{"errors":[]}\n')

@@ -40,3 +40,4 @@ def test_policy_names_with_slashes_spaces_and_trailing_slashes(pair):
     pair.send("DELETE", "/v1/sys/policies/acl/default/").same().expect(400, errors=["cannot delete default policy"])
     pair.send("DELETE", f"/v1/sys/policies/acl/{n}/a/").same().expect(204)
     pair.send("GET", f"/v1/sys/policies/acl/{n}/a").same().expect(404)
+

@@ -62,7 +62,7 @@ def _status(service: Any, query: dict[str, list[str]]) -> int | None:
 
 def health_response(service: Any, environ: dict[str, Any]) -> Response:
     """The answer to ``environ``'s request on ``/v1/sys/health`` (see the module docstring)."""
-    method = environ.get("REQUEST_METHOD", "GET").upper()
+    method = environ.get("REQUEST_METHOD", "GET")  # case-sensitive, as Go compares r.Method
     headers = {"Content-Type": "application/json", **JSON_HEADERS}
     if method not in ("GET", "HEAD"):
         return Response(b'{"errors":[]}\n', status=405, headers=headers)
