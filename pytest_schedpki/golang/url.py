@@ -262,3 +262,32 @@ def _string(scheme, opaque, user, host, path, raw_path, query, force_query, frag
         else:
             out += "#" + _escape(frag, _FRAGMENT)
     return out
+
+
+_QUERY_ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def _query_unescape(part: str) -> str | None:
+    """``url.QueryUnescape``: ``+`` is a space, ``%XX`` a byte (the bytes read as UTF-8, invalid
+    sequences replaced); None for an invalid escape (a ``%`` not followed by two hex digits)."""
+    raw = part.encode("latin-1", "replace").replace(b"+", b" ")
+    if raw.count(b"%") != len(_QUERY_ESCAPE.findall(raw)):
+        return None
+    return _QUERY_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), raw).decode("utf-8", "replace")
+
+
+def go_parse_query(query: str) -> dict[str, list[str]]:
+    """``url.ParseQuery`` as ``r.URL.Query()`` and ``r.ParseForm`` use it (errors ignored): pairs split
+    on ``&``; a pair holding a ``;`` is dropped (Go >= 1.17), so is one whose key or value has an
+    invalid escape (``list=%zz`` is no ``list``); empty pairs are skipped; values keep their order.
+    ``query`` is the raw text (bytes as latin-1 code points)."""
+    values: dict[str, list[str]] = {}
+    for pair in query.split("&"):
+        if not pair or ";" in pair:
+            continue
+        key, _, value = pair.partition("=")
+        key_text, value_text = _query_unescape(key), _query_unescape(value)
+        if key_text is None or value_text is None:
+            continue
+        values.setdefault(key_text, []).append(value_text)
+    return values

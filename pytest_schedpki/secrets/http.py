@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import urllib.parse
 from typing import Any
 
 from werkzeug.exceptions import ClientDisconnected
@@ -28,6 +27,7 @@ from werkzeug.wrappers import Request, Response
 from werkzeug.wsgi import get_content_length
 
 from ..golang.mime import MediaTypeError, parse_media_type
+from ..golang.url import go_parse_query
 from .acl import check_capability
 from .framework.engine import MountWrite
 from .framework.fields import ConversionError, JsonNumber, duration_seconds, parse_go_bool
@@ -113,7 +113,7 @@ def _query(request: Request) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if not request.query_string:
         return data
-    for key, values in urllib.parse.parse_qs(request.query_string.decode("latin-1"), keep_blank_values=True).items():
+    for key, values in go_parse_query(request.query_string.decode("latin-1")).items():
         if key == "help":
             continue
         data[key] = values[0] if len(values) == 1 else values
@@ -156,7 +156,7 @@ def _body(request: Request, operation: str) -> dict[str, Any]:
         raise user_error("failed to decode JSON input: unexpected EOF") from None
     if operation == "update" and _is_form(body[:512], request.environ.get("CONTENT_TYPE", "")):
         data: dict[str, Any] = {}
-        for key, values in urllib.parse.parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items():
+        for key, values in go_parse_query(body.decode("latin-1")).items():  # r.ParseForm
             data[key] = values[0] if len(values) == 1 else values
         return data
     return parse_json_body(body)

@@ -14,12 +14,12 @@ the logical pipeline: no token, namespace or wrapping checks.
 from __future__ import annotations
 
 import re
-import urllib.parse
 from typing import Any
 
 from werkzeug.wrappers import Response
 
 from ...golang.strconv import decimal_in_range
+from ...golang.url import go_parse_query
 from ...wire.connections import drop_connection
 from ..framework.fields import ConversionError, to_bool
 from ..framework.logical import JSON_HEADERS, dumps
@@ -66,7 +66,7 @@ def health_response(service: Any, environ: dict[str, Any]) -> Response:
     headers = {"Content-Type": "application/json", **JSON_HEADERS}
     if method not in ("GET", "HEAD"):
         return Response(b'{"errors":[]}\n', status=405, headers=headers)
-    query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    query = go_parse_query(environ.get("QUERY_STRING", ""))
     code = _status(service, query)
     if code is None:
         if method == "HEAD":  # no body, so no Content-Type either
