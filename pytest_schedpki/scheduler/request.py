@@ -14,11 +14,13 @@ from __future__ import annotations
 import posixpath
 import re
 
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Request, Response
 
 from ..golang.duration import GoDurationError, parse_duration
 from ..golang.strconv import NumError, decimal_in_range, parse_int, parse_uint
+from ..golang.url import go_parse_query
 from ..wire.bytes_response import BytesResponse
 from .views import QueryResult
 
@@ -144,13 +146,23 @@ def request_token(request: Request) -> str:
     return ""
 
 
+def go_args(request: Request) -> MultiDict:
+    """The query as Nomad's ``req.URL.Query()`` reads it (``url.ParseQuery``: a pair holding ``;`` or
+    an invalid escape is dropped, where werkzeug's ``request.args`` keeps it verbatim), first value
+    first; parsed once per request."""
+    args = request.environ.get("schedpki.go_args")
+    if args is None:
+        pairs = go_parse_query(request.environ.get("QUERY_STRING", ""))
+        args = request.environ["schedpki.go_args"] = MultiDict([(k, v) for k, vs in pairs.items() for v in vs])
+    return args
+
+
 def query_arg(request: Request, name: str) -> str:
-    """The first value of the query parameter ``name``, ``""`` when absent: werkzeug's
-    ``request.args.get(name, "")``, without parsing an empty query string or raising and catching a
+    """The first value of the query parameter ``name``, ``""`` when absent (:func:`go_args`), without parsing an empty query string or raising and catching a
     KeyError for an absent name."""
     if not request.environ.get("QUERY_STRING"):
         return ""
-    args = request.args
+    args = go_args(request)
     return args[name] if name in args else ""
 
 
@@ -158,8 +170,9 @@ def pretty(request: Request) -> bool:
     """Whether ``?pretty`` asks for indented JSON (present, and not ``pretty=0``), as Nomad's ``wrap``."""
     if not request.environ.get("QUERY_STRING"):  # nothing to parse: werkzeug's args would be empty
         return False
-    values = request.args.getlist("pretty")
-    return "pretty" in request.args and bool(values) and (values[0] == "" or values[0] != "0")
+    args = go_args(request)
+    values = args.getlist("pretty")
+    return "pretty" in args and bool(values) and (values[0] == "" or values[0] != "0")
 
 
 def _parse_int(text: str, bits: int, signed: bool) -> int | None:
@@ -175,7 +188,7 @@ def parse_query(request: Request) -> tuple[str, int, int, bool] | Reply | Respon
     order stale, per_page, wait, index."""
     if not request.environ.get("QUERY_STRING"):  # nothing sent: every default
         return "", 0, 0, False
-    args = request.args
+    args = go_args(request)
     # ``x in args and args[x]`` is werkzeug's ``args.get(x, "")`` (the first value) without the
     # KeyError it raises and catches for every parameter not sent
     region = args["region"] if "region" in args else ""

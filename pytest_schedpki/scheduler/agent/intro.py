@@ -43,7 +43,7 @@ from ...golang.duration import GoDurationError, parse_duration
 from ...golang.json import GoJSONError, JNum, JObj, JStr, decode_first_value, go_format_value, kind_name
 from ..aclstore.resolve import resolve_acl
 from ..model import SchedulerError
-from ..request import ANSWERS, decode_with, request_token
+from ..request import ANSWERS, decode_with, query_arg, request_token
 from .profile import profile_of
 from .reply import NO_LEADER, json_answer, target_region
 
@@ -129,7 +129,7 @@ def create(state, request: Request) -> Response:
     args = decode_with(request, decode_request, ValueError)
     if isinstance(args, ANSWERS):
         return args
-    region = target_region(state, args.get("Region") or request.args.get("region", ""))
+    region = target_region(state, args.get("Region") or query_arg(request, "region"))
     if region == state.region and not state.leader:
         raise SchedulerError(500, NO_LEADER)
     secret = args["AuthToken"] if "AuthToken" in args else request_token(request)

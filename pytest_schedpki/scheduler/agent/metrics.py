@@ -20,6 +20,7 @@ import datetime
 from werkzeug.wrappers import Request, Response
 
 from ..model import SchedulerError
+from ..request import query_arg
 from .profile import profile_of
 from .reply import json_answer
 
@@ -54,7 +55,7 @@ def prometheus_text(state) -> str:
 
 def metrics(state, request: Request) -> Response:
     """``GET /v1/metrics`` (see the module doc)."""
-    if request.args.get("format", "") == "prometheus":
+    if query_arg(request, "format") == "prometheus":
         if not profile_of(state).prometheus_metrics:
             raise SchedulerError(415, "Prometheus is not enabled")
         return Response(prometheus_text(state), status=200, content_type=PROMETHEUS_TYPE)
