@@ -92,10 +92,8 @@ class FastRequestMixin:
                         connection = value  # Message.get: the first one
                 else:
                     return False
-            if key is not None:
-                if joined and key in environ:
-                    value = f"{environ[key]},{value}"
-                environ[key] = value
+            if key is not None and key not in environ:  # Go's Header.Get: the first value, trimmed
+                environ[key] = value.strip(" \t")
         if not plainly_framed(hosts, lengths, []):
             return False
         self.rfile.read(size)  # type: ignore[attr-defined]  # from the buffer: no system call
@@ -171,4 +169,23 @@ class FastRequestMixin:
         return template
 
 
-__all__ = ["FastRequestMixin"]
+def file_go_headers(environ: dict[str, Any], fields: Any) -> None:
+    """File the header ``fields`` (``(name, value)`` pairs in the order sent) into ``environ`` under
+    werkzeug's keys (names holding ``_`` skipped, ``CONTENT_TYPE``/``CONTENT_LENGTH``, ``HTTP_*``) with
+    the value Go's handlers read: ``Header.Get`` takes the first of repeated fields (werkzeug joins
+    them with commas) and ``textproto`` trims spaces and tabs around a value (werkzeug keeps trailing
+    ones), so ``X-Vault-Token: root`` sent twice, or followed by a space, is the token ``root``."""
+    filed: set[str] = set()
+    for name, value in fields:
+        if "_" in name:
+            continue
+        key = name.upper().replace("-", "_")
+        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            key = "HTTP_" + key
+        if key in filed:
+            continue
+        filed.add(key)
+        environ[key] = value.replace("\r\n", "").strip(" \t")
+
+
+__all__ = ["FastRequestMixin", "file_go_headers"]

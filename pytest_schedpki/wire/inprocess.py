@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from .bytes_response import go_reason
+from .fastrequest import file_go_headers
 from .keepalive import MAX_DRAIN, _http_date
 
 if TYPE_CHECKING:
@@ -127,16 +128,7 @@ def _environ(server: ServiceServer, method: str, target: str, headers: list[tupl
         "SERVER_PORT": str(server.port),
         "SERVER_PROTOCOL": "HTTP/1.1",
     }
-    for key, value in headers:
-        if "_" in key:
-            continue
-        key = key.upper().replace("-", "_")
-        value = value.replace("\r\n", "")
-        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            key = "HTTP_" + key
-            if key in environ:
-                value = f"{environ[key]},{value}"
-        environ[key] = value
+    file_go_headers(environ, headers)
     environ["wsgi.input_terminated"] = True
     if chunked:
         environ.pop("CONTENT_LENGTH", None)

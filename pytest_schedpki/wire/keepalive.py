@@ -41,7 +41,7 @@ from .bytes_response import go_reason
 from .chunked import ChunkedBody
 from .connections import BUSY, FRESH, HEADER, IDLE, BodyReader, ConnectionRegistry  # noqa: F401 - re-exported
 from .fastparse import FastParseMixin, parse_head
-from .fastrequest import FastRequestMixin
+from .fastrequest import FastRequestMixin, file_go_headers
 from .framing import FramingMixin, chunked
 
 MAX_DRAIN = 64 * 1024 * 1024  # bytes of unread request body discarded to keep a connection; above: close
@@ -137,6 +137,17 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
         """``Expect: 100-continue``: nothing yet; :meth:`run_wsgi` sends ``100 Continue`` once the
         request passed the framing checks (the standard handler sent it while parsing: twice in all)."""
         return True
+
+    def make_environ(self) -> dict[str, Any]:  # type: ignore[override]
+        """werkzeug's environ, its header entries holding the values Go's handlers read
+        (:func:`~.fastrequest.file_go_headers`: the first of repeated fields, trimmed)."""
+        environ = super().make_environ()
+        fields: dict[str, Any] = {}
+        file_go_headers(fields, self.headers.items())
+        for key, value in fields.items():
+            if key in environ:
+                environ[key] = value
+        return environ
 
     def _bound_input(self, environ: dict[str, Any], is_chunked: bool) -> Any:
         """Put a stream on ``wsgi.input`` that ends where this request's body ends (``is_chunked``: as

@@ -199,3 +199,27 @@ def test_queries_are_read_as_gos_url_parse_query_reads_them(urls, roles, target)
 def _volatile_free(answer: bytes) -> bytes:
     return re.sub(rb'"(request_id|server_time_utc|cluster_id|cluster_name)":("[^"]*"|\d+)', b"",
                   answer.split(b"\r\n\r\n", 1)[1])
+
+
+HEADERS = {
+    "token-padded": b"X-Vault-Token:  root \t\r\n",
+    "token-twice": b"X-Vault-Token: root\r\nX-Vault-Token: nope\r\n",
+    "token-twice-reversed": b"X-Vault-Token: nope\r\nX-Vault-Token: root\r\n",
+    "wrap-ttl-twice": b"X-Vault-Token: root\r\nX-Vault-Wrap-TTL: 30s\r\nX-Vault-Wrap-TTL: abc\r\n",
+    "wrap-ttl-padded": b"X-Vault-Token: root\r\nX-Vault-Wrap-TTL: 30s \r\n",
+    "namespace-twice": b"X-Vault-Token: root\r\nX-Vault-Namespace: root\r\nX-Vault-Namespace: x\r\n",
+    "content-type-twice": b"X-Vault-Token: root\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n",
+}
+
+
+@pytest.mark.parametrize("name", list(HEADERS))
+def test_header_values_are_the_first_field_trimmed(urls, name):
+    """Go's handlers read ``Header.Get``: the first of repeated fields, spaces and tabs around it
+    trimmed by ``textproto`` (werkzeug joined repeated fields with commas and kept trailing blanks)."""
+    raw = b"GET /v1/sys/mounts HTTP/1.1\r\nHost: x\r\n" + HEADERS[name] + b"Connection: close\r\n\r\n"
+    bao, double = (_exchange(url, raw)[0] for url in urls)
+    assert double.split(b"\r\n", 1)[0] == bao.split(b"\r\n", 1)[0]
+    if b' 200 ' not in bao.split(b"\r\n", 1)[0]:
+        assert double.split(b"\r\n\r\n", 1)[1] == bao.split(b"\r\n\r\n", 1)[1]
+    else:
+        assert (b'"wrap_info":{' in bao) == (b'"wrap_info":{' in double)
