@@ -135,6 +135,17 @@ def _innermost_container(text: str, pos: int) -> str | None:
     return stack[-1] if stack else None
 
 
+def _number_tail_error(text: str, pos: int) -> str:
+    """A number whose fraction or exponent has no digit (``8.``, ``8e``, ``8e+x``; Python's decoder
+    stops before the ``.``/``e``): bao 2.7.2 names the character where the digit should be, ``in
+    numeric literal``, or ``unexpected EOF`` at the end."""
+    at = pos + 1
+    if text[pos] in "eE" and text[at:at + 1] in ("+", "-"):
+        at += 1
+    after = text[at:at + 1]
+    return f"invalid character {_char(after)} in numeric literal" if after else "unexpected EOF"
+
+
 def syntax_reason(exc: json.JSONDecodeError) -> str:
     """Go's syntax-error text for where Python's decoder stopped (bao 2.7.2's wording: ``after array
     element`` inside arrays, ``after object key:value pair`` inside objects; a comma followed by a
@@ -145,6 +156,8 @@ def syntax_reason(exc: json.JSONDecodeError) -> str:
         return "unexpected EOF"
     pos = len(text) - len(rest)
     ch = text[pos]
+    if ch in ".eE" and pos == exc.pos and pos and text[pos - 1] in "0123456789":
+        return _number_tail_error(text, pos)
     if exc.msg.startswith("Invalid control character"):
         return f"invalid character {_char(ch)} in string literal"
     if exc.msg.startswith(("Invalid \\escape", "Invalid \\uXXXX escape")):

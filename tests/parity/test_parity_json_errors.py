@@ -130,6 +130,14 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     (b'[' * 1500 + b'"\\q"' + b']' * 1500, "invalid escape sequence `\\q` in string"),
     (b'[' * 1500 + b'1,' + b']' * 1500, "invalid character ',' looking for beginning of value"),
     (b'[' * 1500 + b'1 1' + b']' * 1500, "invalid character '1' after array element"),
+    # a fraction or exponent without its digit (found by the differential fuzzer: base64 text "8eDP..."
+    # sent as JSON); Python's decoder stops before the '.'/'e', bao names the character after it
+    (b"8eDPvq2c", "invalid character 'D' in numeric literal"), (b"8e", "unexpected EOF"),
+    (b"8e+", "unexpected EOF"), (b"8E-x", "invalid character 'x' in numeric literal"),
+    (b"8.", "unexpected EOF"), (b"8.x", "invalid character 'x' in numeric literal"),
+    (b"[8e]", "invalid character ']' in numeric literal"), (b'{"a":8.}', "invalid character '}' in numeric literal"),
+    (b"[1.5e+]", "invalid character ']' in numeric literal"), (b"-0e", "unexpected EOF"),
+    (b'{"a":8.\n}', "invalid character '\\n' in numeric literal"),
 ])
 def test_syntax_error_wording(pki, body, error):
     pki.send("POST", "/v1/{mount}/roles/syntax", data=body, headers=JSON).same().expect(
