@@ -41,3 +41,18 @@ def test_policy_names_with_slashes_spaces_and_trailing_slashes(pair):
     pair.send("DELETE", f"/v1/sys/policies/acl/{n}/a/").same().expect(204)
     pair.send("GET", f"/v1/sys/policies/acl/{n}/a").same().expect(404)
 
+
+
+def test_policy_lists_take_a_prefix_and_walk_storage_order(pair):
+    """``ListPoliciesWithPrefix(prefix, recursive)``: names under a folder-like prefix (lower-cased),
+    in the order ``logical.ScanView`` walks storage (a folder's keys first, its sub-folders after:
+    ``<n>q`` comes before ``<n>/one``); an empty list is 404 on ``policies/acl`` and
+    ``{"policies": null}`` on the legacy path."""
+    n = pair.mount
+    for name in (f"{n}/one", f"{n}/two/three", f"{n}q", f"{n}/two/a b"):
+        pair.send("PUT", f"/v1/sys/policies/acl/{name}", json={"policy": RULES}).same().expect(204)
+    for path in (f"sys/policies/acl/{n}/", f"sys/policies/acl/{n.upper()}/", f"sys/policy/{n}/two", "sys/policy",
+                 "sys/policies/acl"):
+        pair.send("LIST", f"/v1/{path}").same().expect(200)
+    pair.send("LIST", f"/v1/sys/policies/acl/{n}x/").same().expect(404, errors=[])
+    pair.send("LIST", f"/v1/sys/policy/{n}x/").same().expect(200, data={"policies": None})

@@ -190,20 +190,40 @@ _TUNE_FIELDS = {"path": Field(STRING), "default_lease_ttl": Field(STRING), "max_
                 "token_type": Field(STRING), "force_no_cache": Field(BOOL)}
 
 
-def _policy_names(req: LogicalRequest) -> list[str]:
-    """Policy names sorted, ``root`` last (OpenBao appends it after listing the stored ones)."""
-    names = sorted(p for p in req.service.policies if p not in ("response-wrapping", "root"))
-    return [*names, "root"] if "root" in req.service.policies else names
+def _storage_order(names: list[str]) -> list[str]:
+    """Keys as ``logical.ScanView`` walks a storage view: each folder's entries in byte order, its
+    keys emitted at once and its sub-folders pushed on a stack (the last one is walked first)."""
+    out: list[str] = []
+    stack = [""]
+    while stack:
+        folder = stack.pop()
+        entries = sorted({name[len(folder):].split("/", 1)[0] + ("/" if "/" in name[len(folder):] else "")
+                          for name in names if name.startswith(folder)}, key=lambda e: e.encode())
+        for entry in entries:
+            (stack if entry.endswith("/") else out).append(folder + entry)
+    return out
 
 
-def _list_policies(req: LogicalRequest) -> LogicalResponse:
-    return LogicalResponse(data={"keys": _policy_names(req)})
+def _policy_names(req: LogicalRequest, prefix: str = "") -> list[str]:
+    """``ListPoliciesWithPrefix(prefix, recursive)``: the stored policies whose names start with
+    ``prefix`` (lower-cased and trimmed), in storage order; ``root`` last for the whole list."""
+    prefix = prefix.strip().lower()
+    stored = [p for p in req.service.policies if p not in ("response-wrapping", "root") and p.startswith(prefix)]
+    names = _storage_order(stored)
+    return [*names, "root"] if not prefix and "root" in req.service.policies else names
+
+
+def _list_policies(req: LogicalRequest) -> LogicalResponse | None:
+    """``LIST sys/policies/acl[/<prefix>/]``; no name under the prefix: None (404 ``{"errors":[]}``)."""
+    names = _policy_names(req, req.data.get("name") or "" if "name" in req.data.schema else "")
+    return LogicalResponse(data={"keys": names}) if names else None
 
 
 def _list_policies_legacy(req: LogicalRequest) -> LogicalResponse:
-    """``sys/policy``: ``keys`` and ``policies``, in ``data`` and at the top level."""
-    names = _policy_names(req)
-    data = {"keys": names, "policies": list(names)}
+    """``sys/policy[/<prefix>/]``: ``keys`` and ``policies``, in ``data`` and at the top level
+    (``policies`` alone, ``null``, when no name is under the prefix)."""
+    names = _policy_names(req, req.data.get("name") or "" if "name" in req.data.schema else "")
+    data = {"keys": names, "policies": list(names)} if names else {"policies": None}
     return LogicalResponse(data=data, extra_top=data)
 
 
@@ -281,9 +301,9 @@ SYS_ROUTER = Router([
     Path("mounts/(?P<path>.+?)/tune", _TUNE_FIELDS, {"read": _read_tune, "update": _write_tune}),
     Path("mounts/(?P<path>.+)", _MOUNT_FIELDS, {"update": _enable_mount, "read": _read_mount, "delete": _disable_mount}),
     Path("policies/acl/?", {}, {"list": _list_policies}),
-    Path("policies/acl/(?P<name>.+)", _POLICY_FIELDS, {"read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
+    Path("policies/acl/(?P<name>.+)", _POLICY_FIELDS, {"list": _list_policies, "read": _read_policy, "update": _write_policy, "delete": _delete_policy}),
     Path("policy/?", {}, {"read": _list_policies_legacy, "list": _list_policies_legacy}),
-    Path("policy/(?P<name>.+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
+    Path("policy/(?P<name>.+)", {**_POLICY_FIELDS, "rules": Field(STRING)}, {"list": _list_policies_legacy, "read": _read_policy_legacy, "update": _write_policy_legacy, "delete": _delete_policy}),
     Path("wrapping/unwrap", {"token": Field(STRING)}, {"update": _unwrap}),
     Path("wrapping/lookup", {"token": Field(STRING)}, {"update": _wrap_lookup, "read": _wrap_lookup},
          unauthenticated=True),
