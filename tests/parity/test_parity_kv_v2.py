@@ -269,3 +269,21 @@ def test_ui_mount_lookup_the_cli_uses(kv2):
     kv2.send("GET", "/v1/sys/internal/ui/mounts/nope-not-mounted").same().expect(403, errors=[
         "preflight capability check returned 403, please ensure client's policies grant access to path "
         "\"nope-not-mounted/\""])
+
+
+def test_a_trailing_slash_names_the_key_without_it(kv2):
+    """The plugin stores metadata under ``path.Join(prefix, key)`` (``a/`` is ``a``) but a version's
+    data under a hash of the key as sent: ``data/a/`` reads and deletes ``a``'s metadata and then
+    finds no data (500 ``could not find version data``) while the version is live."""
+    m = kv2.mount
+    kv2.send("POST", f"/v1/{m}/data/a", json={"data": {"x": {"y": 1}}}).same().expect(200)
+    for path in ("data/a/", "subkeys/a/"):
+        kv2.send("GET", f"/v1/{m}/{path}").same().expect(500, errors=[
+            "1 error occurred:\n\t* could not find version data\n\n"])
+    kv2.send("GET", f"/v1/{m}/metadata/a/").same(volatile=("created_time", "updated_time")).expect(
+        200, data={"current_version": 1})
+    kv2.send("DELETE", f"/v1/{m}/data/a/").same().expect(204)
+    kv2.send("GET", f"/v1/{m}/data/a").same(volatile=("created_time", "deletion_time")).expect(404)
+    kv2.send("GET", f"/v1/{m}/subkeys/a/").same(volatile=("created_time", "deletion_time")).expect(404)
+    kv2.send("DELETE", f"/v1/{m}/metadata/a/").same().expect(204)
+    kv2.send("GET", f"/v1/{m}/metadata/a").same().expect(404)

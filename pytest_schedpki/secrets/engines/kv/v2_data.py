@@ -22,6 +22,7 @@ from pytest_schedpki.secrets.framework.logical import (
     JSON_HEADERS,
     LogicalError,
     LogicalResponse,
+    internal_error,
     not_found,
     user_error,
 )
@@ -121,11 +122,25 @@ def _read_version(req: LogicalRequest, key: str, requested: int) -> tuple[KeyMet
     return meta, version, None
 
 
+def storage_key(req: LogicalRequest) -> str:
+    """The key a request names, as the plugin's ``path.Join(metadataPrefix, key)`` stores it: a
+    trailing ``/`` dropped (``data/a/`` reads and deletes ``a``'s metadata)."""
+    return req.data.get("path").rstrip("/")
+
+
+def _version_data_check(req: LogicalRequest, key: str) -> None:
+    """A version's data is stored under a hash of the key as sent: for ``a/`` none is found once the
+    metadata of ``a`` says the version is live (500 ``could not find version data``, as OpenBao)."""
+    if req.data.get("path") != key:
+        raise internal_error("could not find version data")
+
+
 def read_data(req: LogicalRequest) -> LogicalResponse:
-    key = req.data.get("path")
+    key = storage_key(req)
     meta, version, gone = _read_version(req, key, req.data.get("version"))
     if gone is not None:
         return gone
+    _version_data_check(req, key)
     backend = _backend(req)
     backend.journal_event("read", key, version)
     data = backend.state.data[(key, version)]
@@ -169,13 +184,14 @@ def patch_data(req: LogicalRequest) -> LogicalResponse:
 
 def delete_data(req: LogicalRequest) -> LogicalResponse:
     backend = _backend(req)
-    meta = backend.state.editable(req.data.get("path"))
+    key = storage_key(req)
+    meta = backend.state.editable(key)
     if meta is not None:
         record = meta.versions.get(meta.current_version)
         now = backend.now()
         if record is not None and not record.destroyed and not record.deleted(now):
             record.deletion = now
-            backend.journal_event("delete", req.data.get("path"), meta.current_version)
+            backend.journal_event("delete", key, meta.current_version)
     return LogicalResponse(status=204)
 
 
@@ -189,12 +205,13 @@ def read_subkeys(req: LogicalRequest) -> LogicalResponse:
     depth = req.data.get("depth")
     if depth < 0:  # the live server answers a negative depth like depth=1
         depth = 1
-    key = req.data.get("path")
+    key = storage_key(req)
     meta, version, gone = _read_version(req, key, req.data.get("version"))
     if gone is not None:
         assert gone.data is not None
         gone.data = {"metadata": gone.data["metadata"], "subkeys": None}
         return gone
+    _version_data_check(req, key)
     data = _backend(req).state.data[(key, version)]
     return LogicalResponse(data={"subkeys": _subkeys(plain(dict(data)), depth), "metadata": version_block(meta, version)})
 

@@ -32,7 +32,7 @@ from pytest_schedpki.secrets.framework.router import LogicalRequest, Path
 
 from .inputs import custom_metadata_input, duration_input, go_duration, merge_patch, typed_input, uint32
 from .model import KeyMetadata, list_children, timestamp
-from .v2_data import key_exists, no_body_404
+from .v2_data import key_exists, no_body_404, storage_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import KvBackend
@@ -83,7 +83,7 @@ def describe_metadata(meta: KeyMetadata) -> dict[str, Any]:
 
 
 def read_metadata(req: LogicalRequest) -> LogicalResponse:
-    meta = _backend(req).state.metadata.get(req.data.get("path"))
+    meta = _backend(req).state.metadata.get(storage_key(req))
     if meta is None:
         raise not_found()
     return LogicalResponse(data=describe_metadata(meta))
@@ -156,7 +156,7 @@ def patch_metadata(req: LogicalRequest) -> LogicalResponse:
 
 def delete_metadata(req: LogicalRequest) -> LogicalResponse:
     backend = _backend(req)
-    key = req.data.get("path")
+    key = storage_key(req)
     meta = backend.state.metadata.pop(key, None)
     if meta is not None:
         for version in list(meta.versions):
