@@ -32,7 +32,7 @@ def _lookup(req: LogicalRequest) -> LogicalResponse:
 
 
 def _list(req: LogicalRequest) -> LogicalResponse:
-    prefix = req.data.get("prefix").strip("/")
+    prefix = (req.data.get("prefix") if "prefix" in req.data.schema else "").strip("/")  # the root: every mount
     prefix = prefix + "/" if prefix else ""
     keys: list[str] = []
     for lease_id in sorted(req.service.tokens.leases):
@@ -69,7 +69,7 @@ _LEASE = {"lease_id": Field(STRING), "url_lease_id": Field(STRING), "increment":
 _PREFIX = {"prefix": Field(STRING), "sync": Field(BOOL, True)}
 
 LEASE_PATHS = [
-    Path("leases/lookup/?", {"lease_id": Field(STRING), "url_lease_id": Field(STRING)}, {"update": _lookup}),
+    Path("leases/lookup/?", {"lease_id": Field(STRING), "url_lease_id": Field(STRING)}, {"update": _lookup, "list": _list}),
     Path("leases/lookup/(?P<prefix>.+?)/?", {"prefix": Field(STRING)}, {"list": _list}),
     Path("leases/renew(?:/(?P<url_lease_id>.+))?", _LEASE, {"update": _renew}),
     Path("leases/revoke(?:/(?P<url_lease_id>.+))?", _LEASE, {"update": _revoke}),
