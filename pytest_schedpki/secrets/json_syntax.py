@@ -135,6 +135,17 @@ def _innermost_container(text: str, pos: int) -> str | None:
     return stack[-1] if stack else None
 
 
+def _number_goes_on(text: str, pos: int) -> bool:
+    """Whether the number ending at ``pos`` can still take ``text[pos]``: a ``.`` before any fraction
+    or exponent, an ``e``/``E`` before any exponent (``0E0E`` is a whole number and then a new
+    character, which bao reports as such)."""
+    start = pos
+    while start and text[start - 1] in "0123456789.eE+-":
+        start -= 1
+    token = text[start:pos].lower()
+    return "e" not in token and (text[pos] != "." or "." not in token)
+
+
 def _number_tail_error(text: str, pos: int) -> str:
     """A number whose fraction or exponent has no digit (``8.``, ``8e``, ``8e+x``; Python's decoder
     stops before the ``.``/``e``): bao 2.7.2 names the character where the digit should be, ``in
@@ -156,7 +167,7 @@ def syntax_reason(exc: json.JSONDecodeError) -> str:
         return "unexpected EOF"
     pos = len(text) - len(rest)
     ch = text[pos]
-    if ch in ".eE" and pos == exc.pos and pos and text[pos - 1] in "0123456789":
+    if ch in ".eE" and pos == exc.pos and pos and text[pos - 1] in "0123456789" and _number_goes_on(text, pos):
         return _number_tail_error(text, pos)
     if exc.msg.startswith("Invalid control character"):
         return f"invalid character {_char(ch)} in string literal"

@@ -138,6 +138,14 @@ def test_complexity_limits_against_syntax_errors(pki, body, error):
     (b"[8e]", "invalid character ']' in numeric literal"), (b'{"a":8.}', "invalid character '}' in numeric literal"),
     (b"[1.5e+]", "invalid character ']' in numeric literal"), (b"-0e", "unexpected EOF"),
     (b'{"a":8.\n}', "invalid character '\\n' in numeric literal"),
+    # ... but a number already whole is followed by a new character (a DER body "0E0E..." read as JSON)
+    (b"0E0E0E", "invalid character 'E' looking for beginning of value"),
+    (b"0.0.", "invalid character '.' looking for beginning of value"),
+    (b"0E0.0", "invalid character '.' looking for beginning of value"),
+    (b"1.5.", "invalid character '.' looking for beginning of value"),
+    (b"[0.0e0e]", "invalid character 'e' after array element"),
+    (b'{"a":1e5.}', "invalid character '.' after object key:value pair"),
+    (b"-0.0E-0.5", "invalid character '.' looking for beginning of value"),
 ])
 def test_syntax_error_wording(pki, body, error):
     pki.send("POST", "/v1/{mount}/roles/syntax", data=body, headers=JSON).same().expect(

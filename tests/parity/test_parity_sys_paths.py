@@ -30,29 +30,42 @@ def test_reading_a_mount_finds_the_mount_serving_the_path(pair):
 
 def test_policy_names_with_slashes_spaces_and_trailing_slashes(pair):
     n = pair.mount
-    pair.send("PUT", f"/v1/sys/policy/{n}/a", json={"policy": RULES}).same().expect(204)
-    for path in (f"sys/policy/{n}/a", f"sys/policy/{n}/a/", f"sys/policies/acl/{n}/A/", f"sys/policy/%20{n}/a%20"):
-        pair.send("GET", f"/v1/{path}").same().expect(200, data={"name": f"{n}/a"})
-    pair.send("LIST", "/v1/sys/policies/acl").same().expect(200)
-    pair.send("PUT", f"/v1/sys/policies/acl/{n}/b/", json={"policy": RULES}).same().expect(
-        400, errors=["cannot write to a path ending in '/'"])
-    pair.send("DELETE", "/v1/sys/policy/root/").same().expect(400, errors=['cannot delete "root" policy'])
-    pair.send("DELETE", "/v1/sys/policies/acl/default/").same().expect(400, errors=["cannot delete default policy"])
-    pair.send("DELETE", f"/v1/sys/policies/acl/{n}/a/").same().expect(204)
-    pair.send("GET", f"/v1/sys/policies/acl/{n}/a").same().expect(404)
-
+    try:
+        pair.send("PUT", f"/v1/sys/policy/{n}/a", json={"policy": RULES}).same().expect(204)
+        for path in (f"sys/policy/{n}/a", f"sys/policy/{n}/a/", f"sys/policies/acl/{n}/A/", f"sys/policy/%20{n}/a%20"):
+            pair.send("GET", f"/v1/{path}").same().expect(200, data={"name": f"{n}/a"})
+        pair.send("PUT", f"/v1/sys/policies/acl/{n}/b/", json={"policy": RULES}).same().expect(
+            400, errors=["cannot write to a path ending in '/'"])
+        pair.send("DELETE", "/v1/sys/policy/root/").same().expect(400, errors=['cannot delete "root" policy'])
+        pair.send("DELETE", "/v1/sys/policies/acl/default/").same().expect(400, errors=["cannot delete default policy"])
+        pair.send("DELETE", f"/v1/sys/policies/acl/{n}/a/").same().expect(204)
+        pair.send("GET", f"/v1/sys/policies/acl/{n}/a").same().expect(404)
+    finally:
+        pair.send("DELETE", f"/v1/sys/policies/acl/{n}/a")
 
 
 def test_policy_lists_take_a_prefix_and_walk_storage_order(pair):
     """``ListPoliciesWithPrefix(prefix, recursive)``: names under a folder-like prefix (lower-cased),
     in the order ``logical.ScanView`` walks storage (a folder's keys first, its sub-folders after:
     ``<n>q`` comes before ``<n>/one``); an empty list is 404 on ``policies/acl`` and
-    ``{"policies": null}`` on the legacy path."""
+    ``{"policies": null}`` on the legacy path. The whole lists hold other tests' policies on the
+    shared bao, so only this test's names are compared there."""
     n = pair.mount
-    for name in (f"{n}/one", f"{n}/two/three", f"{n}q", f"{n}/two/a b"):
-        pair.send("PUT", f"/v1/sys/policies/acl/{name}", json={"policy": RULES}).same().expect(204)
-    for path in (f"sys/policies/acl/{n}/", f"sys/policies/acl/{n.upper()}/", f"sys/policy/{n}/two", "sys/policy",
-                 "sys/policies/acl"):
-        pair.send("LIST", f"/v1/{path}").same().expect(200)
-    pair.send("LIST", f"/v1/sys/policies/acl/{n}x/").same().expect(404, errors=[])
-    pair.send("LIST", f"/v1/sys/policy/{n}x/").same().expect(200, data={"policies": None})
+    names = [f"{n}/one", f"{n}/two/three", f"{n}q", f"{n}/two/a b"]
+    try:
+        for name in names:
+            pair.send("PUT", f"/v1/sys/policies/acl/{name}", json={"policy": RULES}).same().expect(204)
+        for path in (f"sys/policies/acl/{n}/", f"sys/policies/acl/{n.upper()}/", f"sys/policy/{n}/two"):
+            pair.send("LIST", f"/v1/{path}").same().expect(200)
+        pair.send("LIST", f"/v1/sys/policies/acl/{n}x/").same().expect(404, errors=[])
+        pair.send("LIST", f"/v1/sys/policy/{n}x/").same().expect(200, data={"policies": None})
+
+        def mine_in_storage_order(side, resp):
+            keys = [k for k in resp.json()["data"]["keys"] if k.startswith(n)]
+            assert keys == [f"{n}q", f"{n}/one", f"{n}/two/a b", f"{n}/two/three"]
+
+        for path in ("/v1/sys/policies/acl", "/v1/sys/policy"):
+            pair.send("LIST", path).expect(200).check(mine_in_storage_order)
+    finally:
+        for name in names:
+            pair.send("DELETE", f"/v1/sys/policies/acl/{name}")
