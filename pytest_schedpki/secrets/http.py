@@ -42,7 +42,7 @@ from .framework.logical import (
     user_error,
 )
 from .framework.router import LogicalRequest, Router
-from .http_headers import EdgeRequest, RequestHeaders, allowed_headers
+from .http_headers import EdgeRequest, RequestHeaders, allowed_headers, unprintable_path
 from .jsonbody import parse_json_body
 from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
@@ -228,11 +228,10 @@ def _dot_segments(path: str) -> bool:
 
 
 def _clean_path(request: Request) -> str:
-    """The request path with ``//`` collapsed (when written as such: ``%2F%2F``, as in a base64 OCSP
-    request, stays). Dot segments written as such are resolved (Go's mux
-    redirects to the cleaned path; see docs/divergences.md); dot segments that only appear after
-    percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does: 400 ``relative paths not
-    supported``."""
+    """The request path with ``//`` collapsed when written as such (``%2F%2F`` stays) and dot segments
+    written as such resolved (Go's mux redirects to the cleaned path; see docs/divergences.md); dot
+    segments that only appear after percent-decoding (``one%2F..%2Ftwo``) are refused as OpenBao does:
+    400 ``relative paths not supported``."""
     path = request.path
     if "//" not in path and "." not in path:  # nothing to collapse or resolve
         return path
@@ -256,6 +255,8 @@ def _serves_head(service: SecretsService, rel: str) -> bool:
 
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
+    if (refused := unprintable_path(request.path)) is not None:
+        return refused
     path = _clean_path(request)
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)

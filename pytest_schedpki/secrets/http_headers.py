@@ -4,9 +4,10 @@ headers as the handlers see them, and the response headers a mount lets through 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator, Mapping
 
-from werkzeug.wrappers import Request
+from werkzeug.wrappers import Request, Response
 
 
 class EdgeRequest:
@@ -41,6 +42,21 @@ class EdgeRequest:
             full = self._full = Request(self.environ, populate_request=False)
             full.max_content_length = self.max_content_length
         return getattr(full, name)
+
+
+def unprintable_path(path: str) -> Response | None:
+    """go-cleanhttp's ``PrintablePathCheckHandler``, OpenBao's outermost handler: a decoded path with
+    a rune Go's ``unicode.IsPrint`` refuses (control characters, spaces other than U+0020, format
+    characters such as U+200B; a byte that is not UTF-8 reads as U+FFFD, which is printable) is
+    answered 400 with no body and no header of OpenBao's own (``Content-Length: 0``), before any
+    other check. None for a printable path. (Nomad has no such check.)"""
+    if path.isascii() and path.isprintable():
+        return None
+    if all(ch == " " or unicodedata.category(ch)[0] in "LMNPS" for ch in path):
+        return None
+    response = Response(b"", status=400)
+    del response.headers["Content-Type"]
+    return response
 
 
 def allowed_headers(mount, headers: dict[str, str]) -> dict[str, str] | None:

@@ -223,3 +223,19 @@ def test_header_values_are_the_first_field_trimmed(urls, name):
         assert double.split(b"\r\n\r\n", 1)[1] == bao.split(b"\r\n\r\n", 1)[1]
     else:
         assert (b'"wrap_info":{' in bao) == (b'"wrap_info":{' in double)
+
+
+@pytest.mark.parametrize("path", ["/v1/sys/mounts/a%00b", "/v1/sys/mounts/a%09b", "/v1/sys/health%7F", "/x%01",
+                                  "/v1/sys/mounts/a%C2%A0b", "/v1/sys/mounts/a%E2%80%8Bb", "/v1/sys/mounts/%E3%80%80",
+                                  "/v1/sys/mounts/a%FFb", "/v1/sys/mounts/a%C3%A9", "/v1/sys/mounts?q=%00"])
+def test_a_path_go_cannot_print_is_refused_first(urls, path):
+    """OpenBao's outermost handler is go-cleanhttp's ``PrintablePathCheckHandler``: a decoded path with
+    a rune ``unicode.IsPrint`` refuses gets a bare 400 (no body, none of OpenBao's headers); a byte
+    that is not UTF-8 reads as U+FFFD, which is printable, and the query is not looked at."""
+    raw = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nConnection: close\r\n\r\n".encode()
+    bao, double = (re.sub(rb"Date: [^\r]*\r\n", b"", _exchange(url, raw)[0]) for url in urls)
+    bare = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    if bao == bare:
+        assert double == bare
+    else:
+        assert double.split(b"\r\n", 1)[0] == bao.split(b"\r\n", 1)[0]
