@@ -1,7 +1,8 @@
 """ACME state the engine copies or keeps between requests: records are copied on write, so a change
 after ``save_baseline()`` (an account deactivated, an authorization deactivated or validated, an order
 finalized) leaves the baseline's records as they were and ``reset()`` brings each one back exactly
-(the write copies the tables, and a stored record only when it changes it in place); the serverAuth-only
+(a baseline holds tables of its own, and a write copies a stored record only when it changes it in
+place); the serverAuth-only
 copy of a role is kept per role object, so a role write takes effect at the next request."""
 
 from __future__ import annotations
@@ -103,9 +104,8 @@ def test_a_role_directory_follows_each_write_of_its_role(double):
 
 
 def test_new_accounts_and_orders_after_the_baseline_leave_it_and_share_nothing_it_keeps(double):
-    """new-account copies only the tables it adds to (accounts, thumbprints, EAB keys) and new-order
-    only its own (orders, authorizations); the tables they share with the baseline stay the
-    baseline's: a later change of a shared table (an account deactivated) copies it then, and
+    """new-account and new-order add to the live tables, which the baseline does not share; a later
+    change of a record the baseline holds (an account deactivated) copies that record, and
     ``reset()`` brings back exactly the baseline (the same key registers anew: its thumbprint is
     gone)."""
     directory = _setup(double)
@@ -134,15 +134,53 @@ def test_new_accounts_and_orders_after_the_baseline_leave_it_and_share_nothing_i
     assert len(inspector.accounts()) == 2 and len(inspector.orders()) == 2
 
 
-def test_writable_refuses_an_unknown_table():
+def test_a_write_changes_the_live_tables_in_place_and_a_refused_write_is_undone():
+    """An ACME write costs O(its changes): the tables are changed in place (not copied), logged while
+    the engine's write is open, and a refused write (rollback) takes back exactly its changes:
+    added entries removed, replaced ones and deleted ones restored, nested writes undone to their mark."""
     from pytest_schedpki.secrets.engines.pki.acme.state import AcmeStore, writable
 
     class _State:
-        extra = {"acme": AcmeStore()}
+        extra = {"acme": AcmeStore(accounts={"a": 1, "b": 2}, thumbprints={"t": "a"})}
 
     class _Backend:
         state = _State()
 
-    with pytest.raises(ValueError, match="no ACME table 'order'"):
-        writable(_Backend(), "order")
-    assert writable(_Backend(), "orders").orders == {}
+    backend = _Backend()
+    live = writable(backend)
+    accounts = live.accounts
+    assert live is _State.extra["acme"] and live.accounts is accounts  # no copy
+    mark = live.begin()
+    live.accounts["c"] = 3
+    live.accounts["a"] = 10
+    del live.accounts["b"]
+    live.thumbprints.pop("t")
+    inner = live.begin()
+    live.accounts.setdefault("d", 4)
+    live.accounts.update({"e": 5})
+    live.end(inner, rollback=True)
+    assert dict(live.accounts) == {"a": 10, "c": 3}
+    live.end(mark, rollback=True)
+    assert dict(live.accounts) == {"a": 1, "b": 2} and dict(live.thumbprints) == {"t": "a"}
+    assert live.accounts is accounts and live._undo is None  # the log lives only while a write is open
+    mark = live.begin()
+    live.accounts["z"] = 26
+    live.end(mark)
+    assert live.accounts["z"] == 26 and live._undo is None
+    live.accounts["y"] = 25  # outside a write: nothing is logged
+    assert live._undo is None
+
+
+def test_a_baseline_keeps_its_own_tables(double):
+    """``save_baseline()`` and ``reset()`` each give the live mount tables of its own: accounts made
+    after a reset never show in the baseline, and the next reset drops them again."""
+    directory = _setup(double)
+    inspector = AcmeInspector(double.secrets)
+    assert AcmeClient(directory).new_account(contact=["mailto:first@example.com"]).status == 201
+    double.save_baseline()
+    for round_ in range(2):
+        assert AcmeClient(directory).new_account(contact=[f"mailto:r{round_}@example.com"]).status == 201
+        assert sorted(a.contact for a in inspector.accounts()) == [("mailto:first@example.com",),
+                                                                    (f"mailto:r{round_}@example.com",)]
+        double.reset()
+        assert [a.contact for a in inspector.accounts()] == [("mailto:first@example.com",)]

@@ -107,7 +107,7 @@ class PkiBackend:
 
     def snapshot(self) -> Any:
         """An independent copy of the state (O(stored certificates)), for a baseline."""
-        return self.state.copy()
+        return _detach_extra(self.state.copy())
 
     def restore(self, snapshot: Any) -> None:
         """Return to ``snapshot`` (``None``: a fresh mount). The snapshot stays unchanged; its
@@ -117,7 +117,7 @@ class PkiBackend:
             self.state = PkiState()
             return
         certs = snapshot.certs if isinstance(snapshot.certs, CertStore) else CertStore(snapshot.certs)
-        self.state = snapshot.copy(certs=certs.checkout())
+        self.state = _detach_extra(snapshot.copy(certs=certs.checkout()))
 
     def begin_write(self) -> Any:
         """Open a write (OpenBao's storage transaction around a request): returns the savepoint for
@@ -126,11 +126,29 @@ class PkiBackend:
         state = self.state
         if not isinstance(state.certs, CertStore):
             state.certs = CertStore(state.certs)
-        return state.copy(certs=state.certs), state.certs.begin()
+        logged = [(value, value.begin()) for value in state.extra.values() if _logs_writes(value)]
+        return state.copy(certs=state.certs), state.certs.begin(), logged
 
     def end_write(self, savepoint: Any, rollback: bool) -> None:
         """Close the write of ``savepoint``; ``rollback``: leave no trace of it (O(its changes))."""
-        saved, mark = savepoint
+        saved, mark, logged = savepoint
         saved.certs.end(mark, rollback)
+        for value, value_mark in logged:
+            value.end(value_mark, rollback)
         if rollback:
             self.state = saved
+
+
+def _logs_writes(value: Any) -> bool:
+    """Whether a ``PkiState.extra`` value keeps its own undo log and baseline copies (the ACME store:
+    ``begin()``, ``end(mark, rollback)``, ``detached()``), duck-typed: the ACME code loads late."""
+    return hasattr(value, "detached") and hasattr(value, "begin")
+
+
+def _detach_extra(state: PkiState) -> PkiState:
+    """``state`` with each ``extra`` value that changes in place (:func:`_logs_writes`) replaced by a
+    copy of its own, so that a baseline and the live state never share one."""
+    for key, value in list(state.extra.items()):
+        if _logs_writes(value):
+            state.extra[key] = value.detached()
+    return state

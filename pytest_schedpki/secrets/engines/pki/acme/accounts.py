@@ -113,7 +113,7 @@ def _create(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: Jw
     eab = verify_eab(backend, ctx, user, req.path, eab_data) if eab_data else None
     if ctx.eab_policy in ("always-required", "new-account-required") and eab is None:
         raise AcmeProblem("externalAccountRequired")
-    acme = writable(backend, "accounts", "thumbprints", "eabs")
+    acme = writable(backend)
     if eab is not None:
         acme.eabs.pop(eab.kid, None)  # consumed, even if the creation below failed upstream
     account = Account(kid=_new_kid(), jwk=user.jwk, jwk_raw=user.jwk_raw, thumbprint=thumb, directory=ctx.directory,

@@ -175,7 +175,7 @@ def new_order(backend: PkiBackend, req: LogicalRequest, ctx: AcmeContext, user: 
     if any([_order_date(data, "notBefore"), _order_date(data, "notAfter")]):  # both parsed first, as upstream
         raise AcmeProblem.lead("malformed", "NotBefore and NotAfter are not supported")
     _check_against_role(ctx, identifiers)
-    acme = writable(backend, "authorizations", "orders")
+    acme = writable(backend)
     authz_ids = []
     for item in identifiers:
         authz = new_authorization(account.kid, item)

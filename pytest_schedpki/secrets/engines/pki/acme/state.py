@@ -3,16 +3,18 @@
 Records (OpenBao's ``acme/accounts/...``, ``acme/account-thumbprints/...``, ``acme/eab/...`` storage)
 live in :class:`AcmeStore`, kept in ``PkiState.extra["acme"]`` so baselines, resets and refused writes
 cover them; a handler that changes them calls :func:`writable` first, and :func:`owned` before it
-changes a stored record in place (copy-on-write: the savepoint of the request and any baseline keep
-the old objects). Nonces are in memory as upstream's ``nonceutil`` service (a reset or
-a restart forgets them) in :class:`Runtime`, with the ACME knobs of the service.
+changes a stored record in place (the record is replaced by a copy: a baseline may share the old
+one). A request's write is undone, if refused, from the store's undo log (:meth:`AcmeStore.begin`,
+:meth:`AcmeStore.end`, called by the engine's ``begin_write``/``end_write``), and a baseline holds its
+own tables (:meth:`AcmeStore.detached`), so a write costs O(its changes), not O(stored records).
+Nonces are in memory as upstream's ``nonceutil`` service (a reset or a restart forgets them) in
+:class:`Runtime`, with the ACME knobs of the service.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
-import dataclasses
 import datetime
 import os
 import secrets
@@ -102,15 +104,110 @@ class Eab:
     key_type: str = "hs"
 
 
+_MISSING: Any = object()
+
+
+class Table(dict):
+    """One table of an :class:`AcmeStore`: a plain dict to its users, whose every change is logged
+    (key, value before) in the store's undo log while a write is open."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: AcmeStore, *args: Any):
+        super().__init__(*args)
+        self._store = store
+
+    def _log(self, key: Any) -> None:
+        log = self._store._undo
+        if log is not None:
+            log.append((self, key, dict.get(self, key, _MISSING)))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._log(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._log(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key in self:
+            self._log(key)
+        return dict.pop(self, key, *default)
+
+    def popitem(self) -> tuple[Any, Any]:
+        if self:
+            self._log(next(reversed(self)))
+        return dict.popitem(self)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return dict.__getitem__(self, key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other: Any) -> Table:
+        self.update(other)
+        return self
+
+    def clear(self) -> None:
+        for key in list(self):
+            del self[key]
+
+    def __reduce__(self) -> Any:  # a copy is a plain dict: the store it belongs to is the copier's business
+        return dict, (dict(self),)
+
+
 @dataclass
 class AcmeStore:
+    """The mount's ACME records by table (each a :class:`Table`). ``certs``: ``"<kid>/<serial>"`` ->
+    order id (``TrackIssuedCert``); ``validations``: ``"<authz>-<type>"`` -> the queue entry."""
+
     accounts: dict[str, Account] = field(default_factory=dict)
     thumbprints: dict[str, str] = field(default_factory=dict)  # key thumbprint -> kid
     orders: dict[str, Order] = field(default_factory=dict)
     authorizations: dict[str, Authorization] = field(default_factory=dict)
     eabs: dict[str, Eab] = field(default_factory=dict)
-    certs: dict[str, str] = field(default_factory=dict)  # "<kid>/<serial>" -> order id (TrackIssuedCert)
-    validations: dict[str, dict[str, Any]] = field(default_factory=dict)  # "<authz>-<type>" -> queue entry
+    certs: dict[str, str] = field(default_factory=dict)
+    validations: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._undo: list[tuple[Table, Any, Any]] | None = None  # while a write is open
+        self._open = 0  # writes begun and not ended
+        for name in _TABLES:
+            setattr(self, name, Table(self, getattr(self, name)))
+
+    def begin(self) -> int:
+        """Open a write: changes are logged until the matching :meth:`end`; returns its mark. Nests."""
+        if self._undo is None:
+            self._undo = []
+        self._open += 1
+        return len(self._undo)
+
+    def end(self, mark: int, rollback: bool = False) -> None:
+        """Close the write opened at ``mark``; ``rollback``: undo its changes first (newest first)."""
+        log = self._undo or []
+        if rollback:
+            while len(log) > mark:
+                table, key, old = log.pop()
+                if old is _MISSING:
+                    dict.pop(table, key, None)
+                else:
+                    dict.__setitem__(table, key, old)
+        self._open = max(0, self._open - 1)
+        if not self._open:
+            self._undo = None
+
+    def detached(self, deep: bool = False) -> AcmeStore:
+        """A store of its own: new tables holding the same records (``deep``: copies of them), for a
+        baseline or the live state restored from one. O(stored records)."""
+        tables = {name: dict(getattr(self, name)) for name in _TABLES}
+        return AcmeStore(**(copy.deepcopy(tables) if deep else tables))
 
 
 def store(backend: PkiBackend) -> AcmeStore:
@@ -119,38 +216,29 @@ def store(backend: PkiBackend) -> AcmeStore:
     return found if found is not None else AcmeStore()
 
 
-_TABLES = tuple(f.name for f in dataclasses.fields(AcmeStore))
+_TABLES = ("accounts", "thumbprints", "orders", "authorizations", "eabs", "certs", "validations")
 
 
-def writable(backend: PkiBackend, *tables: str, deep: bool = False) -> AcmeStore:
-    """The mount's records, copied before a change (copy-on-write: the request's savepoint and the
-    baselines hold the old :class:`AcmeStore`). The copy has new tables that share the records (a
-    dict copy per table, not a deep copy of every account, order and authorization, which made each
-    ACME write cost O(stored records) in Python); a caller that changes a stored record in place
-    takes its own copy first with :func:`owned`. Adding, replacing or deleting table entries needs
-    no more. ``tables``: the only tables the caller changes (``"accounts"``, ``"orders"``...), copied
-    while the others are shared with the old store (a copy costs ~10 us per 1,000 records, on every
-    write: new-order changes two of the seven tables); none named: every table. ``deep``: copy every
-    record too (tidy, which walks and changes many)."""
-    found = backend.state.extra.get(_KEY)
+def writable(backend: PkiBackend, deep: bool = False) -> AcmeStore:
+    """The mount's records, to change (made on first use). Changes are made in place: the request's
+    write undoes them if it is refused, and a baseline holds its own tables, so adding, replacing or
+    deleting table entries needs no more; a caller that changes a stored record in place takes its
+    own copy first with :func:`owned`. ``deep``: the live store is replaced by a copy of every
+    record (tidy, which walks and changes many in place); the old one stays the savepoint's."""
+    extra = backend.state.extra
+    found = extra.get(_KEY)
     if found is None:
-        copied = AcmeStore()
+        found = extra[_KEY] = AcmeStore()
     elif deep:
-        copied = copy.deepcopy(found)
-    else:
-        copied = AcmeStore(**{name: getattr(found, name) for name in _TABLES})
-        for name in tables or _TABLES:
-            if name not in _TABLES:
-                raise ValueError(f"no ACME table {name!r}")
-            setattr(copied, name, dict(getattr(found, name)))
-    backend.state.extra[_KEY] = copied
-    return copied
+        found = extra[_KEY] = found.detached(deep=True)
+    return found
 
 
 def owned(acme: AcmeStore, table: str, key: str) -> Any:
     """Record ``key`` of ``acme``'s ``table`` (``accounts``, ``orders``, ``authorizations``...), put
     back as a deep copy the caller may change in place; ``acme`` comes from :func:`writable`, whose
-    copy still shares the record with the savepoint and the baselines. ``KeyError`` when absent."""
+    tables still share the record with the write's undo log and the baselines. ``KeyError`` when
+    absent."""
     records = getattr(acme, table)
     record = records[key] = copy.deepcopy(records[key])
     return record
