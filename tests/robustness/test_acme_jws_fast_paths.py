@@ -203,3 +203,55 @@ def test_a_kid_header_is_refused_for_a_jwk_member_exactly_when_its_members_name_
             jws.outer_context(header, load)
     else:
         assert jws.outer_context(header, load).jwk_raw == "{}"
+
+
+def _pyjwk_outcome(alg: str, jwk: dict, compact: str):
+    """What the JWS verifier decided before the plain-EC shortcut: PyJWK builds the key."""
+    import jwt
+
+    try:
+        key = jwt.PyJWK({k: v for k, v in jwk.items() if k != "alg"}, alg).key
+        return "ok", jws._JWS.decode_complete(compact, key=key, algorithms=[alg])["payload"]
+    except (jwt.exceptions.PyJWTError, jwt.exceptions.PyJWKError, ValueError, TypeError):
+        return "refused", None
+
+
+@pytest.mark.parametrize("curve", ["P-256", "P-384", "P-521"])
+@pytest.mark.parametrize("alg", ["ES256", "ES384", "ES512", "RS256", "EdDSA"])
+@pytest.mark.parametrize("variant", ["plain", "with alg", "x of y", "short x", "extra member"])
+def test_plain_ec_keys_decide_as_pyjwk(curve, alg, variant):
+    """A plain EC JWK (kty, crv, x, y) gets its key from the shortcut, every other JWK from PyJWK; the
+    signature check decides the same either way: the key signs with its own curve's hash, so an
+    algorithm of another curve (or family) is refused, as is a point off the curve, while a member
+    beyond the four takes PyJWK's path."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    from pytest_schedpki.acme import jwk_of
+
+    own = {"P-256": (ec.SECP256R1(), hashes.SHA256()), "P-384": (ec.SECP384R1(), hashes.SHA384()),
+           "P-521": (ec.SECP521R1(), hashes.SHA512())}[curve]
+    key = ec.generate_private_key(own[0])
+    jwk = jwk_of(key)
+    if variant == "with alg":
+        jwk["alg"] = alg
+    elif variant == "x of y":
+        jwk["y"] = jwk["x"]
+    elif variant == "short x":
+        jwk["x"] = jwk["x"][4:]
+    elif variant == "extra member":
+        jwk["use"] = "sig"
+    protected = base64.urlsafe_b64encode(json.dumps({"alg": alg}).encode()).rstrip(b"=").decode()
+    payload = base64.urlsafe_b64encode(b'{"a":"b"}').rstrip(b"=").decode()
+    r, s = decode_dss_signature(key.sign(f"{protected}.{payload}".encode(), ec.ECDSA(own[1])))
+    size = (key.curve.key_size + 7) // 8
+    signature = base64.urlsafe_b64encode(r.to_bytes(size, "big") + s.to_bytes(size, "big")).rstrip(b"=").decode()
+    ctx = jws.JwsContext(alg=alg, kid="", jwk=jwk, jwk_raw="", nonce="n", url="u", existing=False)
+    try:
+        got = "ok", json.dumps(jws.verify(ctx, protected, payload, signature)).encode().replace(b" ", b"")
+    except jws.AcmeProblem as problem:
+        assert problem.detail.startswith("failed to verify signature"), problem.detail
+        got = "refused", None
+    assert got == _pyjwk_outcome(alg, jwk, f"{protected}.{payload}.{signature}")
+    assert (got[0] == "ok") == (variant in ("plain", "with alg", "extra member") and alg == f"ES{own[1].digest_size * 8}")

@@ -32,7 +32,7 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.exceptions import PyJWKError, PyJWTError
+from jwt.exceptions import InvalidKeyError, PyJWKError, PyJWTError
 
 from pytest_schedpki.golang.json import GoJSONError, unmarshal_value
 
@@ -95,7 +95,11 @@ def go_unmarshal(data: bytes, into_map: bool = False) -> Any:
 def thumbprint(jwk: dict[str, Any]) -> str:
     """RFC 7638 SHA-256 thumbprint of ``jwk``, unpadded base64url (``GetKeyThumbprint``)."""
     members = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}[jwk["kty"]]
-    text = json.dumps({k: jwk[k] for k in members}, separators=(",", ":"), sort_keys=True)
+    if all(isinstance(jwk[k], str) and _CLEAN.fullmatch(jwk[k]) for k in members):
+        # what json.dumps writes for members of base64url characters (no escape): built directly
+        text = "{" + ",".join(f'"{k}":"{jwk[k]}"' for k in members) + "}"
+    else:
+        text = json.dumps({k: jwk[k] for k in members}, separators=(",", ":"), sort_keys=True)
     return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
 
 
@@ -136,6 +140,15 @@ def _member(jwk: dict[str, Any], name: str) -> bytes | None:
     return raw_url_decode(value)
 
 
+@functools.lru_cache(maxsize=256)
+def _ec_key(crv: str, x: bytes, y: bytes) -> ec.EllipticCurvePublicKey:
+    """The public key of curve ``crv`` (a JWK name of :data:`_CURVES`) at point (``x``, ``y``), big-endian
+    coordinates of the curve's size; ``ValueError`` when the point is not on the curve. The last 256
+    are kept: a new account's key is checked (:func:`jwk_error`) and then verifies its request, and
+    an account signs every request with the same key (an exception is never cached)."""
+    return ec.EllipticCurvePublicKey.from_encoded_point(_CURVES[crv][0](), b"\x04" + x + y)
+
+
 def jwk_error(jwk: Any) -> str | None:
     """What go-jose's ``JSONWebKey.UnmarshalJSON`` says about the public ``jwk`` (None: it reads it)."""
     if not isinstance(jwk, dict):
@@ -150,13 +163,13 @@ def jwk_error(jwk: Any) -> str | None:
             x, y = _member(jwk, "x"), _member(jwk, "y")
             if x is None or y is None:
                 return f"{prefix}invalid EC key, missing x/y values"
-            curve, size = _CURVES[crv]
+            size = _CURVES[crv][1]
             if len(x) != size:
                 return f"{prefix}invalid EC public key, wrong length for x"
             if len(y) != size:
                 return f"{prefix}invalid EC public key, wrong length for y"
             try:
-                ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"), curve()).public_key()
+                _ec_key(crv, x, y)
             except ValueError:
                 return f"{prefix}invalid EC key, X/Y are not on declared curve"
         elif kty == "RSA":
@@ -302,11 +315,42 @@ def _cached_key(alg: str, members: tuple[tuple[str, Any], ...]) -> Any:
     return jwt.PyJWK(dict(members), alg).key
 
 
+_EC_MEMBERS = frozenset(("kty", "crv", "x", "y"))
+
+
+def _plain_ec_key(alg: str, jwk: dict[str, Any]) -> Any:
+    """The key ``PyJWK(jwk, alg).key`` builds for a plain EC JWK (``kty``/``crv``/``x``/``y``, an
+    ``alg`` member aside) of an ``ES*`` algorithm whose coordinates :func:`jwk_error` accepts, from
+    :func:`_ec_key` (the point already checked for this request, or for the account's earlier ones);
+    ``None`` for any other JWK, which PyJWK builds."""
+    if not alg.startswith("ES") or jwk.get("kty") != "EC" or set(jwk).difference(("alg",)) != _EC_MEMBERS:
+        return None
+    crv, x, y = jwk["crv"], jwk["x"], jwk["y"]
+    if crv not in _CURVES or not isinstance(x, str) or not isinstance(y, str):
+        return None
+    try:
+        x_bytes, y_bytes = raw_url_decode(x), raw_url_decode(y)
+    except ValueError:
+        return None
+    size = _CURVES[crv][1]
+    if len(x_bytes) != size or len(y_bytes) != size:
+        return None
+    try:
+        return _ec_key(crv, x_bytes, y_bytes)
+    except ValueError:
+        raise InvalidKeyError("Invalid EC key") from None  # PyJWK's refusal of a point off the curve
+
+
 def _public_key(alg: str, jwk: dict[str, Any]) -> Any:
-    """``PyJWK(jwk without "alg", alg).key``, kept for the last 256 (alg, JWK) pairs: an account signs
+    """``PyJWK(jwk without "alg", alg).key``: a plain EC JWK from :func:`_plain_ec_key` (PyJWK's
+    ``from_jwk`` makes the same key from the same coordinates, and ``decode_complete`` still checks
+    it against the algorithm), any other kept for the last 256 (alg, JWK) pairs: an account signs
     every request with the same key, and building it (the curve point check) costs more than the
     signature check. A refused JWK raises each time (an exception is never cached); a JWK with an
     unhashable member is built uncached."""
+    plain = _plain_ec_key(alg, jwk)
+    if plain is not None:
+        return plain
     members = tuple(sorted((k, v) for k, v in jwk.items() if k != "alg"))
     try:
         return _cached_key(alg, members)
