@@ -28,3 +28,4 @@ def paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
