@@ -50,6 +50,7 @@ class FastRequestMixin:
 
     _fields: list[tuple[str, str]] | None = None  # the fast path's header fields, until headers is read
     _prepared: dict[str, Any] | None = None  # the environ built by _fast_request, for run_wsgi
+    _body_buffered = 0  # bytes of the request after its head already in rfile's buffer (fast path only)
     _template: dict[str, Any] | None = None  # the environ entries every request of the connection shares
 
     @property
@@ -97,6 +98,7 @@ class FastRequestMixin:
         if not plainly_framed(hosts, lengths, []):
             return False
         self.rfile.read(size)  # type: ignore[attr-defined]  # from the buffer: no system call
+        self._body_buffered = self._peeked - size  # type: ignore[attr-defined]
         # what FastParseMixin.parse_request sets
         version = "HTTP/1.1" if minor == "1" else "HTTP/1.0"
         self.command, self.request_version = command, version

@@ -78,6 +78,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
     _registry: ConnectionRegistry | None = None
     _plain = False  # a plain TCP connection (not TLS): the fast paths below apply
     _timed = False  # the socket carries the read timeout now (else it blocks: the registry times the waits)
+    _peeked = 0  # bytes in rfile's buffer when the request's head was parsed from it
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -108,6 +109,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
         if not buffered:
             self.close_connection = True
             return
+        self._peeked = len(buffered)
         try:
             head = parse_head(buffered) if self._plain else None
             if head is None or not self._fast_request(head):
@@ -163,7 +165,11 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
             length = int((environ.get("CONTENT_LENGTH") or "0").lstrip("0") or "0")
             if "CONTENT_LENGTH" in environ:
                 environ["CONTENT_LENGTH"] = str(length)
-            if length:
+            if length and length <= self._body_buffered:
+                # the whole body came with the head (one segment, as most clients send a small request):
+                # reading it cannot wait, so no read timeout to set and no BODY phase to report
+                stream = LimitedStream(self.rfile, length)
+            elif length:
                 self._read_timeout()
                 stream = LimitedStream(self._body_source(), length)
             else:
@@ -259,6 +265,7 @@ class KeepAliveHandler(FramingMixin, FastParseMixin, FastRequestMixin, WSGIReque
                 self._read_timeout()  # a stalled read or write fails (plain TCP: see _bound_input, _send)
         environ, self._prepared = self._prepared, None
         if environ is None:
+            self._body_buffered = 0  # the standard parser read the head: what is buffered is not known
             if self.headers.get("Expect", "").lower().strip() == "100-continue":
                 self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
             environ = self.make_environ()
