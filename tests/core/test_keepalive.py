@@ -135,3 +135,57 @@ def test_answers_carry_no_server_header_as_go_servers_send_none(transport):
             assert "Date" in resp.headers
     finally:
         double.stop()
+
+
+def _read_answers(sock: socket.socket, count: int) -> list[bytes]:
+    """``count`` answers (head + Content-Length body) read off ``sock``, in order."""
+    data, answers = b"", []
+    while len(answers) < count:
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(rest) < length:
+            rest += sock.recv(65536)
+        answers.append(head + b"\r\n\r\n" + rest[:length])
+        data = rest[length:]
+    return answers
+
+
+@pytest.mark.parametrize("split", ["one segment", "two pipelined", "body later"])
+def test_a_body_is_read_whether_it_came_with_its_head_or_after_it(double, split):
+    """A body already in the buffer with its head (read without waiting), two such requests pipelined in
+    one segment (the first's buffered bytes include the second request), and a body sent 0.2 s after its
+    head (read waiting for it): each request gets its own answer, with its own body's data."""
+    import json
+    import time
+
+    def put(name: str, value: str) -> tuple[bytes, bytes]:
+        body = json.dumps({"data": {"value": value}}).encode()
+        head = (f"POST /v1/secret/data/{name} HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        return head, body
+
+    with socket.create_connection(("127.0.0.1", _port(double)), timeout=5) as sock:
+        mount = b'{"type": "kv", "options": {"version": 2}}'
+        sock.sendall(b"POST /v1/sys/mounts/secret HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(mount), mount))
+        assert _read_answers(sock, 1)[0].startswith(b"HTTP/1.1 204")
+        (head_a, body_a), (head_b, body_b) = put("a", "first"), put("b", "second")
+        if split == "one segment":
+            sock.sendall(head_a + body_a)
+            answers = _read_answers(sock, 1)
+        elif split == "two pipelined":
+            sock.sendall(head_a + body_a + head_b + body_b)
+            answers = _read_answers(sock, 2)
+        else:
+            sock.sendall(head_a)
+            time.sleep(0.2)
+            sock.sendall(body_a)
+            answers = _read_answers(sock, 1)
+        assert all(a.startswith(b"HTTP/1.1 200") for a in answers), answers
+        for name, expected in [("a", "first"), ("b", "second")][:len(answers)]:
+            sock.sendall(f"GET /v1/secret/data/{name} HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\n\r\n".encode())
+            read = json.loads(_read_answers(sock, 1)[0].partition(b"\r\n\r\n")[2])
+            assert read["data"]["data"] == {"value": expected}
