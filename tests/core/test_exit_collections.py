@@ -101,19 +101,17 @@ class _Config:
 def test_nothing_is_frozen_where_the_plugin_would_not_save_anything(case):
     config = _Config(iterations=2 if case == "pytest collects twice" else 5,
                      unraisable=case != "no unraisableexception plugin")
-    enabled = gc.isenabled()
     try:
         if case == "user froze objects":
             gc.freeze()
-        before = gc.get_freeze_count()
+        user_froze = gc.get_freeze_count() > 0
         exit_collections.before_exit_collections(config)
-        assert gc.get_freeze_count() == before
+        assert not config.stash.get(exit_collections._FROZEN, False)
+        assert (gc.get_freeze_count() > 0) == user_froze  # nothing frozen by the plugin
         exit_collections.after_exit_collections(config)
-        assert gc.get_freeze_count() == before
+        assert (gc.get_freeze_count() > 0) == user_froze  # and the user's freeze is not undone
     finally:
         gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def test_the_heap_is_frozen_between_the_two_cleanups_and_given_back():
