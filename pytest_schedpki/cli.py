@@ -252,6 +252,9 @@ def serve(args: argparse.Namespace) -> int:
             material.cleanup()
         return 1
     preload_engines()  # the PKI engine's code, before the first mount asks for it
+    from .process.collector import settle_server_heap
+
+    settle_server_heap()  # the start-up heap frozen: collections walk only what requests make
     from .secrets.engines.pki.codecs import keypool
 
     keypool.current().hurry()  # started: the key pool may now compete for CPU
