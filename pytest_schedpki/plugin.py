@@ -20,8 +20,7 @@ Fixture chain (override any of them in a conftest):
 
 ``--schedpki-keep-on-failure`` (ini ``schedpki_keep_on_failure``) prints the state page's URL when a
 test using the double fails and keeps that test's state until Enter
-(:mod:`~pytest_schedpki.ui.keep_on_failure`). pytest's collections at the end of the session walk only
-what they can free (:mod:`~pytest_schedpki.process.exit_collections`).
+(:mod:`~pytest_schedpki.ui.keep_on_failure`).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .clock import warm_up_datetime_types
-from .process.exit_collections import register as register_exit_collections
 from .ui.keep_on_failure import addoption as add_keep_on_failure_option
 from .ui.keep_on_failure import configure as configure_keep_on_failure
 from .ui.keep_on_failure import pytest_load_initial_conftests  # noqa: F401 - a hook: notes the terminal
@@ -45,8 +43,10 @@ if TYPE_CHECKING:
     from .double import Double
     from .wire.connections import ListenerLimits
 
-# imported by pytest in every run of every project with the plugin installed: only what options, markers and
-# fixtures need; the double is imported by the fixtures that use it (tests/core/test_plugin_import.py)
+# pytest imports this module at start-up, in every run of every project that has the plugin
+# installed, whether or not a test uses it: the module imports only what registering options,
+# markers and fixtures needs. The double (werkzeug, both services, cryptography) is imported by the
+# fixtures that start and use it (tests/core/test_plugin_import.py checks sys.modules).
 
 
 @dataclass
@@ -91,8 +91,7 @@ class Settings:
     bootstrap: bool = True
 
 
-def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
-    register_exit_collections(pluginmanager)  # before any pytest_configure: see process/exit_collections.py
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("schedpki_host", "listen address of the schedpki double (default 127.0.0.1)", default="127.0.0.1")
     parser.addini("schedpki_management_token", "scheduler bootstrap management token secret (default root)", default="root")
     parser.addini("schedpki_bootstrap", "start the scheduler with its ready management token (default true); false: "

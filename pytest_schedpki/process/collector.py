@@ -30,7 +30,6 @@ def paused() -> Iterator[None]:
             gc.enable()
 
 
-
 #: ``schedpki serve``'s collector thresholds: young collections every 5,000 net allocations (Python's
 #: default is 700: an ACME or issuance request allocates thousands of objects, so several young
 #: collections ran inside each request)
