@@ -184,3 +184,37 @@ def test_a_baseline_keeps_its_own_tables(double):
                                                                     (f"mailto:r{round_}@example.com",)]
         double.reset()
         assert [a.contact for a in inspector.accounts()] == [("mailto:first@example.com",)]
+
+
+def test_a_refused_write_of_the_engine_leaves_no_acme_change(double):
+    """Through the PKI engine's own transaction (``begin_write``/``end_write``, what a refused request
+    runs): an account added and a stored one replaced are taken back on rollback, kept on commit; a
+    deep copy of the store logs its own writes."""
+    import copy
+
+    from pytest_schedpki.secrets.engines.pki.acme.state import store, writable
+
+    directory = _setup(double)
+    client = AcmeClient(directory)
+    assert client.new_account(contact=["mailto:k@example.com"]).status == 201
+    backend = double.secrets.mounts["pki/"].backend
+    kid = next(iter(store(backend).accounts))
+    before = dict(store(backend).accounts)
+
+    savepoint = backend.begin_write()
+    acme = writable(backend)
+    acme.accounts["added"] = before[kid]
+    acme.accounts[kid] = None
+    backend.end_write(savepoint, rollback=True)
+    assert dict(store(backend).accounts) == before
+
+    savepoint = backend.begin_write()
+    writable(backend).accounts["kept"] = before[kid]
+    backend.end_write(savepoint, rollback=False)
+    assert set(store(backend).accounts) == {kid, "kept"}
+
+    copied = copy.deepcopy(store(backend))
+    mark = copied.begin()
+    copied.accounts["x"] = None
+    copied.end(mark, rollback=True)
+    assert set(copied.accounts) == {kid, "kept"} and copied.accounts is not store(backend).accounts

@@ -209,6 +209,11 @@ class AcmeStore:
         tables = {name: dict(getattr(self, name)) for name in _TABLES}
         return AcmeStore(**(copy.deepcopy(tables) if deep else tables))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> AcmeStore:
+        """``copy.deepcopy``: :meth:`detached` with copied records, so the copy's tables log its own
+        writes (a field-by-field copy would hold plain dicts, whose changes no rollback could undo)."""
+        return self.detached(deep=True)
+
 
 def store(backend: PkiBackend) -> AcmeStore:
     """The mount's records, for reading."""
