@@ -9,7 +9,9 @@ port free); the double validates against the same responder through its ``challe
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import tempfile
 import time
 
 import acme_parity as a
@@ -26,22 +28,33 @@ pytestmark = pytest.mark.parity
 DER = serialization.Encoding.DER
 
 
+# the lock every test that binds 127.0.0.1:80 holds for as long as it needs the port (certbot's contract
+# test, the differential ACME runner): certbot binds and frees the port between its steps
+PORT80_LOCK = os.path.join(tempfile.gettempdir(), "schedpki-acme-port80.lock")
+
+
 @pytest.fixture
 def port80():
-    """An http-01 responder on 127.0.0.1:80 (waits up to 60 s for the port; skips without root)."""
+    """An http-01 responder on 127.0.0.1:80, under the port-80 lock (waits up to 60 s for the port;
+    skips without root)."""
     if os.geteuid() != 0:
         pytest.skip("bao's http-01 validation connects to port 80: binding it needs root")
-    deadline = time.monotonic() + 60
-    while True:
+    with open(PORT80_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            responder = Http01Responder("127.0.0.1", 80)
-            break
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
-                pytest.skip(f"port 80 is not free: {exc}")
-            time.sleep(0.5)
-    yield responder
-    responder.stop()
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    responder = Http01Responder("127.0.0.1", 80)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                        pytest.skip(f"port 80 is not free: {exc}")
+                    time.sleep(0.5)
+            yield responder
+            responder.stop()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _poll(client, url: str, until: str, timeout: float = 60) -> dict:
