@@ -9,7 +9,10 @@ A generated project (a seed with a PKI mount, an EC root and a ``web`` role, and
 holds 50 tests a user would write: hvac issues (10), signs a CSR (8), revokes (8), reads the role
 (8), writes and reads KV (8), and python-nomad creates, reads, lists, updates and deletes ACL auth
 methods through its generic requester (8). Each run is a fresh ``python -m pytest`` process, timed from
-``Popen`` to exit: with the plugin against the double (its default in-process transport), and with
+``Popen`` to exit, of the interpreter a user's project has: by default a virtual environment of its own
+(:func:`user_python`: this checkout, hvac and python-nomad installed with pip, so pytest and every other
+dependency at the newest version the registry has, and no plugin but what they bring; ``--python
+current`` runs this interpreter instead, with whatever this machine has installed): with the plugin against the double (its default in-process transport), and with
 ``--schedpki-upstream=bao`` (the secrets tests against a ``bao server -dev`` the plugin starts and
 resets before each test; the scheduler tests stay on the double, as there is no Nomad here). Both
 runs must pass all 50 tests. :func:`rows` is what ``benchmarks/run.py`` calls.
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -157,6 +161,41 @@ def test_nothing(i):
 '''
 
 
+#: where :func:`user_python` keeps its environment between runs (``$SCHEDPKI_BENCH_VENV`` overrides)
+VENV = os.environ.get("SCHEDPKI_BENCH_VENV") or os.path.join(os.path.expanduser("~"), ".cache", "pytest-schedpki-bench",
+                                                              "downstream-venv")
+CHECKOUT = os.path.dirname(HERE)
+
+
+def user_python(refresh: bool = False) -> str:
+    """The interpreter of a user's project: a virtual environment at :data:`VENV` holding this checkout
+    (editable, so the code measured is this tree's), hvac and python-nomad, as ``pip install`` resolves
+    them today (pytest included: CI's fresh environment gets the same versions). Made on the first call,
+    reused after; ``refresh`` makes it again (newer releases). Returns the path of its ``python``;
+    raises ``subprocess.CalledProcessError`` when pip fails (no registry)."""
+    python = os.path.join(VENV, "bin", "python")
+    marker = os.path.join(VENV, "schedpki-checkout")
+    fresh = refresh or not os.path.exists(python) or not os.path.exists(marker)
+    if not fresh:
+        with open(marker, encoding="utf-8") as fh:
+            fresh = fh.read() != CHECKOUT
+    if fresh:
+        shutil.rmtree(VENV, ignore_errors=True)
+        venv.create(VENV, with_pip=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", CHECKOUT,
+                        "hvac", "python-nomad"], check=True, stdout=subprocess.DEVNULL)
+        with open(marker, "w", encoding="utf-8") as fh:
+            fh.write(CHECKOUT)
+    return python
+
+
+def versions(python: str) -> str:
+    """``python X.Y.Z, pytest X.Y.Z, hvac X.Y.Z, python-nomad X.Y.Z`` of ``python``'s environment."""
+    code = ("import sys, importlib.metadata as m; print(f'python {sys.version.split()[0]}, ' + ', '.join("
+            "f'{d} {m.version(d)}' for d in ('pytest', 'hvac', 'python-nomad')))")
+    return subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def make_project(floor: bool = False) -> str:
     """A fresh project directory holding the seed, pytest.ini, conftest and the 50 tests (``floor``:
     the same, with 50 tests that use no server)."""
@@ -171,12 +210,14 @@ def make_project(floor: bool = False) -> str:
     return root
 
 
-def run_suite(project: str, upstream: bool, probe: str | None = None) -> tuple[float, float]:
-    """Seconds from ``Popen`` to exit of one ``python -m pytest`` run of the project, and the CPU seconds
-    (user + system) of that process and of what it started and waited for (bao's server in upstream
-    mode), from ``getrusage(RUSAGE_CHILDREN)`` around the run; raises when the run does not pass all 50
-    tests. ``probe``: a file for :mod:`downstream_probe`'s phases (the plugin is loaded then)."""
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
+def run_suite(project: str, upstream: bool, probe: str | None = None, python: str = sys.executable
+              ) -> tuple[float, float]:
+    """Seconds from ``Popen`` to exit of one ``python -m pytest`` run of the project (with the
+    interpreter ``python``), and the CPU seconds (user + system) of that process and of what it started
+    and waited for (bao's server in upstream mode), from ``getrusage(RUSAGE_CHILDREN)`` around the run;
+    raises when the run does not pass all 50 tests. ``probe``: a file for :mod:`downstream_probe`'s
+    phases (the plugin is loaded then)."""
+    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
             "-p", "no:benchmark"]
     if upstream:
         argv.append("--schedpki-upstream=bao")
@@ -200,20 +241,21 @@ def run_suite(project: str, upstream: bool, probe: str | None = None) -> tuple[f
     return elapsed, cpu
 
 
-def rows(runs: int = 3) -> list[Row]:
-    """The downstream-suite rows: ``runs`` whole runs per side, interleaved, after one warm-up run each
-    (page and byte-code caches); wall time (the target) and, for information, CPU time."""
+def rows(runs: int = 3, python: str = sys.executable) -> list[Row]:
+    """The downstream-suite rows: ``runs`` whole runs per side with the interpreter ``python``,
+    interleaved, after one warm-up run each (page and byte-code caches); wall time (the target) and, for
+    information, CPU time."""
     project, floor_project = make_project(), make_project(floor=True)
     samples: dict[str, list[tuple[float, float]]] = {"double": [], "bao": [], "floor": []}
     try:
-        run_suite(project, False)
-        run_suite(project, True)
-        run_suite(floor_project, False)
+        run_suite(project, False, python=python)
+        run_suite(project, True, python=python)
+        run_suite(floor_project, False, python=python)
         for trial in range(runs):
             for upstream in ((False, True) if trial % 2 == 0 else (True, False)):
-                seconds, cpu = run_suite(project, upstream)
+                seconds, cpu = run_suite(project, upstream, python=python)
                 samples["bao" if upstream else "double"].append((seconds * 1000, cpu * 1000))
-            seconds, cpu = run_suite(floor_project, False)
+            seconds, cpu = run_suite(floor_project, False, python=python)
             samples["floor"].append((seconds * 1000, cpu * 1000))
     finally:
         shutil.rmtree(project, ignore_errors=True)
@@ -263,19 +305,19 @@ SPLIT_PHASES = (
 )
 
 
-def split(runs: int = 3) -> str:
+def split(runs: int = 3, python: str = sys.executable) -> str:
     """A Markdown table: the median CPU milliseconds (``time.process_time`` of the pytest process; bao's
-    own CPU is not in it) of each phase of ``runs`` interleaved runs of the double, bao and the floor,
-    measured by :mod:`downstream_probe`."""
+    own CPU is not in it) of each phase of ``runs`` interleaved runs of the double, bao and the floor
+    with the interpreter ``python``, measured by :mod:`downstream_probe`."""
     project, floor_project = make_project(), make_project(floor=True)
     probes: dict[str, list[dict]] = {"double": [], "bao": [], "floor": []}
     path = os.path.join(tempfile.mkdtemp(prefix="schedpki-bench-downstream-probe-"), "probe.json")
     try:
         for side in ("double", "bao", "floor"):  # warm-up
-            run_suite(floor_project if side == "floor" else project, side == "bao")
+            run_suite(floor_project if side == "floor" else project, side == "bao", python=python)
         for trial in range(runs):
             for side in (("double", "bao", "floor") if trial % 2 == 0 else ("floor", "bao", "double")):
-                run_suite(floor_project if side == "floor" else project, side == "bao", probe=path)
+                run_suite(floor_project if side == "floor" else project, side == "bao", probe=path, python=python)
                 with open(path, encoding="utf-8") as fh:
                     probes[side].append(json.load(fh))
     finally:
@@ -299,12 +341,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 runs per side")
     parser.add_argument("--split", action="store_true", help="instead: the CPU time of each phase of the runs "
                         "(downstream_probe.py)")
+    add_python_options(parser)
     args = parser.parse_args(argv)
+    python = chosen_python(args)
     if args.split:
-        print(split(2 if args.quick else args.runs))
+        print(split(2 if args.quick else args.runs, python))
         return 0
-    measured(lambda: rows(2 if args.quick else args.runs))  # prints the table
+    measured(lambda: rows(2 if args.quick else args.runs, python))  # prints the table
     return 0
+
+
+def add_python_options(parser: argparse.ArgumentParser) -> None:
+    """``--python user|current`` and ``--refresh-venv`` (also offered by ``benchmarks/run.py``)."""
+    parser.add_argument("--python", choices=("user", "current"), default="user",
+                        help="the downstream suite's interpreter: 'user' (default), a virtual environment of "
+                             "this checkout, hvac and python-nomad as pip installs them today; 'current', this "
+                             "interpreter and what this machine has installed")
+    parser.add_argument("--refresh-venv", action="store_true", help="make the 'user' environment again")
+
+
+def chosen_python(args: argparse.Namespace) -> str:
+    """The interpreter ``args`` choose (making the user environment when it is missing), announced on
+    stderr with its versions."""
+    python = sys.executable if args.python == "current" else user_python(refresh=args.refresh_venv)
+    print(f"downstream suite: {args.python} interpreter {python} ({versions(python)})", file=sys.stderr, flush=True)
+    return python
 
 
 if __name__ == "__main__":

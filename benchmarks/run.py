@@ -43,6 +43,7 @@ import procs  # noqa: E402
 import protocols  # noqa: E402
 import requests  # noqa: E402
 import sched_rates as sched  # noqa: E402
+from downstream import add_python_options as downstream_options  # noqa: E402
 from report import Row, table, write_docs  # noqa: E402
 from timing import percentile, sessions, timed_round  # noqa: E402
 
@@ -365,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nice", type=int, default=0,
                         help="scheduling priority for this run and both servers (negative needs root; it shields "
                              "both servers alike from other jobs on a shared machine)")
+    downstream_options(parser)
     parser.add_argument("--write-docs", action="store_true", help=f"write the tables into {os.path.relpath(DOCS)}")
     args = parser.parse_args(argv)
     sections = [name.strip() for name in args.sections.split(",") if name.strip()]
@@ -400,13 +402,16 @@ def main(argv: list[str] | None = None) -> int:
     if "downstream" in sections:
         import downstream
 
+        python = downstream.chosen_python(args)
+        setting = ("a virtual environment of this checkout, hvac and python-nomad as pip installs them today"
+                   if args.python == "user" else "this machine's interpreter and installed packages")
         parts += ["### A downstream suite: the whole pytest run a user waits for", "",
                   f"A generated project of {downstream.TESTS} tests (see `benchmarks/downstream.py`), each run a fresh "
                   "`python -m pytest` process timed from start to exit: with the plugin against the double, and with "
                   "`--schedpki-upstream=bao` (secrets tests against a `bao server -dev` the plugin starts and resets "
                   "before each test; the scheduler tests stay on the double). The floor is the same process with "
-                  "tests that use no server.", "",
-                  table(downstream.rows(2 if args.quick else 3)), ""]
+                  f"tests that use no server. Interpreter: {setting} ({downstream.versions(python)}).", "",
+                  table(downstream.rows(2 if args.quick else 3, python)), ""]
     if "growth" in sections:
         import growth
 
