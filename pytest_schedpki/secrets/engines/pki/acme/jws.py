@@ -73,6 +73,12 @@ def _not_plain(text: str) -> Any:
     raise _NotPlain
 
 
+# the decoders, made once: ``json.loads`` with any keyword, and a bare ``JSONDecoder()``, build a decoder
+# and its scanner on every call
+_PLAIN_DECODER = json.JSONDecoder(parse_int=_not_plain, parse_float=_not_plain, parse_constant=_not_plain)
+_RAW_DECODER = json.JSONDecoder()
+
+
 def go_unmarshal(data: bytes, into_map: bool = False) -> Any:
     """:func:`~pytest_schedpki.golang.json.unmarshal_value` of ``data`` (``json.Unmarshal`` into an
     ``interface{}``), same value, same errors. A JWS header or payload is usually plain ASCII JSON
@@ -82,8 +88,7 @@ def go_unmarshal(data: bytes, into_map: bool = False) -> Any:
     error) goes to the port, which also words the errors."""
     if data.isascii() and b"\\" not in data:
         try:
-            value = json.loads(data.decode("ascii"), parse_int=_not_plain, parse_float=_not_plain,
-                               parse_constant=_not_plain)
+            value = _PLAIN_DECODER.decode(data.decode("ascii"))
         except (_NotPlain, ValueError, RecursionError):
             pass
         else:
@@ -105,7 +110,7 @@ def thumbprint(jwk: dict[str, Any]) -> str:
 
 def raw_members(text: str) -> dict[str, str]:
     """The raw JSON text of each top-level member of object ``text`` (``json.RawMessage``)."""
-    decoder, out, i = json.JSONDecoder(), {}, 0
+    decoder, out, i = _RAW_DECODER, {}, 0
     ws = " \t\r\n"
     while i < len(text) and text[i] in ws:
         i += 1
