@@ -30,7 +30,7 @@ from ..golang.mime import MediaTypeError, parse_media_type
 from ..golang.url import go_parse_query
 from .acl import check_capability
 from .framework.engine import MountWrite
-from .framework.fields import ConversionError, JsonNumber, duration_seconds, parse_go_bool
+from .framework.fields import ConversionError, JsonNumber, duration_seconds
 from .framework.logical import (
     JSON_HEADERS,
     LogicalError,
@@ -42,13 +42,20 @@ from .framework.logical import (
     user_error,
 )
 from .framework.router import LogicalRequest, Router
-from .http_headers import EdgeRequest, RequestHeaders, allowed_headers, unprintable_path
+from .http_headers import (
+    EdgeRequest,
+    RequestHeaders,
+    allowed_headers,
+    request_operation,
+    request_query,
+    unprintable_path,
+)
 from .jsonbody import parse_json_body
 from .leases import expire_due, record_lease, revoke_token_leases
 from .service import SecretsService
 from .system.health import health_response
 from .system.mounts.auth import SYS_AUTH_ROUTER
-from .system.namespaces import check_namespace
+from .system.namespaces import check_namespace, check_restricted, echo_namespace
 from .system.path_help import help_requested, help_response
 from .system.routes import SYS_ROUTER, TOKEN_ROUTER
 from .system.seal import SERVED_WHILE_SEALED
@@ -73,51 +80,15 @@ def make_app(service: SecretsService):
 
     def app(environ: dict, start_response):
         request = EdgeRequest(environ, MAX_REQUEST_SIZE + 1)  # one byte more tells a chunked body too large
+        if (refused := unprintable_path(request.path)) is not None:  # go-cleanhttp's, around OpenBao's handler
+            return refused(environ, start_response)
         try:
             response = handle(service, request)
         except LogicalError as exc:
             response = exc.to_response()
-        return response(environ, start_response)
+        return response(environ, echo_namespace(environ, start_response))
 
     return app
-
-
-def _operation(request: Request, path: str, query: dict[str, Any]) -> tuple[str, str]:
-    method = request.environ.get("REQUEST_METHOD", "GET")  # as sent: Go's "get" is unknown (werkzeug upper-cases)
-    if method == "GET":
-        list_value = query.pop("list", None)
-        if list_value not in (None, ""):
-            try:
-                is_list = parse_go_bool(list_value if isinstance(list_value, str) else list_value[0])
-            except ConversionError:
-                raise LogicalError(400, []) from None
-            if is_list:
-                return "list", path if path.endswith("/") else path + "/"
-        return "read", path
-    if method == "LIST":
-        return "list", path if path.endswith("/") else path + "/"
-    if method in ("POST", "PUT"):
-        return "update", path
-    if method == "PATCH":
-        return "patch", path
-    if method == "DELETE":
-        return "delete", path
-    if method == "HEAD":
-        return "head", path
-    if method == "OPTIONS":
-        raise user_error("cannot handle internal-only request operation")
-    raise LogicalError(405, [])
-
-
-def _query(request: Request) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    if not request.query_string:
-        return data
-    for key, values in go_parse_query(request.query_string.decode("latin-1")).items():
-        if key == "help":
-            continue
-        data[key] = values[0] if len(values) == 1 else values
-    return data
 
 
 def _is_form(head: bytes, content_type: str) -> bool:
@@ -255,8 +226,7 @@ def _serves_head(service: SecretsService, rel: str) -> bool:
 
 def handle(service: SecretsService, request: Request) -> Response:
     """Answer one request (raises LogicalError for error answers)."""
-    if (refused := unprintable_path(request.path)) is not None:
-        return refused
+    check_restricted(request.environ, request.path)  # before the path is cleaned, as OpenBao's handler
     path = _clean_path(request)
     if not path.startswith("/v1/"):
         return json_response({"errors": []}, 404)
@@ -265,8 +235,8 @@ def handle(service: SecretsService, request: Request) -> Response:
     if rel == "sys/health":  # answered by OpenBao's HTTP layer itself, after the namespace header only
         check_namespace(environ.get("HTTP_X_VAULT_NAMESPACE"), rel)
         return health_response(service, environ)
-    query = _query(request)
-    operation, rel = _operation(request, rel, query)
+    query = request_query(request)
+    operation, rel = request_operation(request, rel, query)
     check_namespace(environ.get("HTTP_X_VAULT_NAMESPACE"), rel)
     if operation == "head" and not _serves_head(service, rel):
         raise LogicalError(405, [], body=b"", headers={"Content-Type": "application/json", **JSON_HEADERS})

@@ -1,13 +1,18 @@
-"""Headers at the secrets service's HTTP edge: the request as the HTTP layer reads it, the request's
-headers as the handlers see them, and the response headers a mount lets through (OpenBao
+"""Headers at the secrets service's HTTP edge: the request as the HTTP layer reads it (its operation and
+query parameters too), the request's headers as the handlers see them, and the response headers a mount lets through (OpenBao
 ``routing/router.go`` ``filteredHeaders``)."""
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from werkzeug.wrappers import Request, Response
+
+from ..golang.url import go_parse_query
+from .framework.fields import ConversionError, parse_go_bool
+from .framework.logical import LogicalError, user_error
 
 
 class EdgeRequest:
@@ -104,3 +109,48 @@ class RequestHeaders(Mapping):
 
     def __len__(self) -> int:
         return len(self._built())
+
+
+def request_operation(request: Request, path: str, query: dict[str, Any]) -> tuple[str, str]:
+    """The logical operation of ``request`` (``read``, ``list``, ``update``, ``patch``, ``delete``, ``head``)
+    and its path (``list``: with a trailing ``/``), as OpenBao's ``buildLogicalRequestNoAuth`` maps the
+    method; a ``GET`` with a true ``list`` parameter (taken out of ``query``) is a list. Raises
+    :class:`LogicalError`: 400 for a ``list`` value that is no Go bool, 400 ``cannot handle internal-only
+    request operation`` for ``OPTIONS``, 405 for any other method."""
+    method = request.environ.get("REQUEST_METHOD", "GET")  # as sent: Go's "get" is unknown (werkzeug upper-cases)
+    if method == "GET":
+        list_value = query.pop("list", None)
+        if list_value not in (None, ""):
+            try:
+                is_list = parse_go_bool(list_value if isinstance(list_value, str) else list_value[0])
+            except ConversionError:
+                raise LogicalError(400, []) from None
+            if is_list:
+                return "list", path if path.endswith("/") else path + "/"
+        return "read", path
+    if method == "LIST":
+        return "list", path if path.endswith("/") else path + "/"
+    if method in ("POST", "PUT"):
+        return "update", path
+    if method == "PATCH":
+        return "patch", path
+    if method == "DELETE":
+        return "delete", path
+    if method == "HEAD":
+        return "head", path
+    if method == "OPTIONS":
+        raise user_error("cannot handle internal-only request operation")
+    raise LogicalError(405, [])
+
+
+def request_query(request: Request) -> dict[str, Any]:
+    """The query parameters as Go's ``url.ParseQuery`` reads them (a single value as a string, repeated
+    ones as a list), ``help`` left out (the path help reads it)."""
+    data: dict[str, Any] = {}
+    if not request.query_string:
+        return data
+    for key, values in go_parse_query(request.query_string.decode("latin-1")).items():
+        if key == "help":
+            continue
+        data[key] = values[0] if len(values) == 1 else values
+    return data

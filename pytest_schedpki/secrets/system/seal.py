@@ -4,7 +4,8 @@ The key is :attr:`SecretsService.unseal_key` (32 random bytes; ``schedpki serve`
 base64, as ``bao server -dev`` does). ``PUT sys/seal`` (root-protected) seals: every path but
 ``sys/health``, ``seal-status``, ``leader``, ``init`` and ``unseal`` then answers 503
 ``Vault is sealed``. ``PUT sys/unseal`` (no token needed) takes ``key`` in hex or base64, or
-``reset: true``, and answers the seal status. Errors (400), in OpenBao's order: no key ->
+``reset: true``, and answers the seal status. ``PUT sys/step-down`` answers 204 (no standby to step
+down to; no token needed, sealed or not). Errors (400), in OpenBao's order: no key ->
 ``'key' must be specified in request body as JSON, or 'reset' set to true``; neither hex nor
 base64 -> ``'key' must be a valid hex or base64 string``; shorter than 16 / longer than 33 bytes ->
 ``invalid key: key is shorter than minimum 16 bytes`` / ``... longer than maximum 33 bytes``; a
@@ -47,6 +48,12 @@ def _seal_read(req: LogicalRequest) -> LogicalResponse:
     raise LogicalError(405, [])
 
 
+def _step_down(req: LogicalRequest) -> LogicalResponse:
+    """``handleSysStepDown`` on a dev server, which has no standby to hand over to: 204, whatever the
+    token (none, unknown or without policy) and whether sealed or not."""
+    return LogicalResponse(status=204)
+
+
 def _unseal(req: LogicalRequest) -> LogicalResponse:
     service = req.service
     if req.data.get("reset"):
@@ -70,10 +77,11 @@ SEAL_PATHS = [
     Path("seal", {}, {"update": _seal, "read": _seal_read}, sudo=True),
     Path("unseal", {"key": Field(STRING), "reset": Field(BOOL), "migrate": Field(BOOL)}, {"update": _unseal},
          unauthenticated=True),
+    Path("step-down", {}, {"update": _step_down, "read": _seal_read, "delete": _seal_read}, unauthenticated=True),
 ]
 
 #: paths a sealed server still answers (relative to /v1/)
-SERVED_WHILE_SEALED = ("sys/health", "sys/seal-status", "sys/leader", "sys/init", "sys/unseal")
+SERVED_WHILE_SEALED = ("sys/health", "sys/seal-status", "sys/leader", "sys/init", "sys/unseal", "sys/step-down")
 
 
 def seal_status(req: LogicalRequest) -> LogicalResponse:
