@@ -8,7 +8,9 @@ malformed PEM / CSR / DER at every endpoint that parses them."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import urllib.parse
 
 import pytest
@@ -194,6 +196,52 @@ def _exchange(double, client, method, target, headers, body, context):
     return reply
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+\Z")  # strconv.Atoi's syntax
+_GO_BOOLS = frozenset({"", "1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"})
+_HEALTH_CODES = ("uninitcode", "sealedcode", "standbycode", "activecode")
+
+
+def _health_outcome(query: str, headers: dict[str, str]) -> int | None:
+    """What OpenBao answers ``GET /v1/sys/health?<query>`` on an unsealed node (``sys_health.go``; each
+    case checked against bao in tests/parity/test_parity_token_fuzz_finds.py and
+    test_parity_namespace_http_layer.py): 400 for a request naming any namespace (the root one included),
+    a ``standbyok`` that is no Go bool or a status code parameter that is no Go int64;
+    else the code asked for (``activecode``, default 200), or ``None`` when Go's ``WriteHeader`` refuses
+    it (below 100 or above 999): the server then drops the connection without an answer."""
+    if headers.get("X-Vault-Namespace", "").strip(" \t"):  # any namespace, the root one included
+        return 400
+    values = {k: v[0] for k, v in urllib.parse.parse_qs(query, keep_blank_values=True).items()}
+    if "standbyok" in values and values["standbyok"] not in _GO_BOOLS:
+        return 400
+    for name in _HEALTH_CODES:
+        if name in values and not (_GO_INT.match(values[name]) and -2 ** 63 <= int(values[name]) < 2 ** 63):
+            return 400
+    code = int(values.get("activecode", "200"))
+    return code if 100 <= code <= 999 else None
+
+
+def _exchange_health(double, client, target, headers, query, context):
+    """``GET sys/health``: it answers any status code the query asks for, or drops the connection
+    (:func:`_health_outcome`); nothing changes either way."""
+    before = secrets_fingerprint(double.secrets)
+    expected = _health_outcome(query, headers)
+    if expected is None:
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
+            client.request("GET", target, headers)
+    else:
+        reply = client.request("GET", target, headers)
+        # a 1xx code is an interim answer (http.client skips 100 Continue), then 200
+        allowed = {expected, 200} if expected < 200 else {expected}
+        assert reply.status in allowed, f"{context} -> {reply.status} {reply.text()[:300]!r}"
+        if reply.status == 400:
+            assert reply.body == b'{"errors":[]}\n' or json.loads(reply.body)["errors"], context
+        elif reply.status not in (204, 304):
+            assert json.loads(reply.body)["initialized"] is True, context
+    assert secrets_fingerprint(double.secrets) == before, context
+    errors = double.pop_handler_errors()
+    assert not errors, "\n".join(map(str, errors))
+
+
 @robust(400)
 @given(data=st.data())
 def test_endpoint_aware_requests_answer_as_openbao_and_rejected_ones_change_nothing(double, baseline, data):
@@ -225,8 +273,12 @@ def test_endpoint_aware_requests_answer_as_openbao_and_rejected_ones_change_noth
     headers = _headers(draw, content_type)
     target = quote_path("/v1/" + rel) + ("?" + query if query else "")
     client = RawClient(double.secrets_url)
+    context = f"{method} {target} {headers} {body!r:.300}"
     try:
-        _exchange(double, client, method, target, headers, body, f"{method} {target} {headers} {body!r:.300}")
+        if rel == "sys/health" and method == "GET":
+            _exchange_health(double, client, target, headers, query, context)
+        else:
+            _exchange(double, client, method, target, headers, body, context)
     finally:
         client.close()
 
