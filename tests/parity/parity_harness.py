@@ -591,7 +591,7 @@ def describe(resp: requests.Response, volatile: Iterable[str] = ()) -> str:
     return f"{resp.status_code} {resp.headers.get('Content-Type')}\n{body}"
 
 
-COMPARED_HEADERS = ("Content-Type", "Cache-Control")
+COMPARED_HEADERS = ("Content-Type", "Cache-Control", "X-Vault-Namespace")
 
 
 class ParityError(AssertionError):
@@ -644,7 +644,7 @@ class Exchange:
              validity_tolerance: int = 2, headers: Iterable[str] = COMPARED_HEADERS) -> Exchange:
         """Assert both servers answered alike; returns self.
 
-        Compared: status; the ``headers`` (Content-Type, Cache-Control by default); for JSON bodies
+        Compared: status; the ``headers`` (Content-Type, Cache-Control, X-Vault-Namespace by default); for JSON bodies
         the set of top-level keys, the types of ``data`` values, and the whole body after
         :func:`normalise` (``types_only=True`` compares top-level keys + ``data`` key types +
         errors/warnings only; ``volatile`` keys are compared by type); for other bodies the PEM

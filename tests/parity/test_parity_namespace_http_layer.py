@@ -9,8 +9,6 @@ import pytest
 
 pytestmark = pytest.mark.parity
 
-WITH_NAMESPACE = ("Content-Type", "Cache-Control", "X-Vault-Namespace")
-
 
 @pytest.mark.parametrize("namespace", ["root", "/", "team"])
 @pytest.mark.parametrize(("method", "path"), [
@@ -19,8 +17,8 @@ WITH_NAMESPACE = ("Content-Type", "Cache-Control", "X-Vault-Namespace")
     ("GET", "sys/storage/raft/configuration"), ("GET", "sys/metrics"), ("GET", "sys/pprof/"),
 ])
 def test_restricted_sys_apis_refuse_any_namespace(pair, namespace, method, path):
-    pair.send(method, f"/v1/{path}", token=None, headers={"X-Vault-Namespace": namespace}).same(
-        headers=WITH_NAMESPACE).expect(400, errors=["operation unavailable in namespaces"])
+    pair.send(method, f"/v1/{path}", token=None, headers={"X-Vault-Namespace": namespace}).same().expect(
+        400, errors=["operation unavailable in namespaces"])
 
 
 @pytest.mark.parametrize(("namespace", "path", "status"), [
@@ -28,15 +26,13 @@ def test_restricted_sys_apis_refuse_any_namespace(pair, namespace, method, path)
     ("team", "sys/leader", 200), ("root", "sys/seal-status", 200), ("root", "sys/healthz", 404),
 ])
 def test_the_namespace_header_comes_back(pair, namespace, path, status):
-    ex = pair.send("GET", f"/v1/{path}", headers={"X-Vault-Namespace": namespace}).same(
-        headers=WITH_NAMESPACE, types_only=True)
+    ex = pair.send("GET", f"/v1/{path}", headers={"X-Vault-Namespace": namespace}).same(types_only=True)
     ex.expect(status)
     assert ex.double.headers.get("X-Vault-Namespace") == namespace
 
 
 def test_no_namespace_header_none_back(pair):
-    ex = pair.send("GET", "/v1/sys/leader", headers={"X-Vault-Namespace": ""}).same(headers=WITH_NAMESPACE,
-                                                                                     types_only=True)
+    ex = pair.send("GET", "/v1/sys/leader", headers={"X-Vault-Namespace": ""}).same(types_only=True)
     ex.expect(200)
     assert "X-Vault-Namespace" not in ex.double.headers
 

@@ -1,6 +1,6 @@
 """The differential normaliser: two servers' answers to the same request, compared.
 
-On top of the parity harness's comparison (status, ``Content-Type``/``Cache-Control``, top-level
+On top of the parity harness's comparison (status, ``Content-Type``/``Cache-Control``/``X-Vault-Namespace``, top-level
 keys, ``data`` key types, error and warning texts, the whole body after
 ``parity_harness.normalise``, and ``cert_facts`` of every certificate):
 

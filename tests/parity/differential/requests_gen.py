@@ -60,13 +60,15 @@ class Raw:
 class Req:
     """One request: ``method``, ``path`` (list of str/Ref parts, joined after resolving), ``body``
     (JSON value, :class:`Raw`, or ``None`` for no body), ``token`` (``None``: no token header),
-    ``pause``: real seconds the runner waits before sending it (so short TTLs expire on both sides)."""
+    ``pause``: real seconds the runner waits before sending it (so short TTLs expire on both sides),
+    ``namespace``: an ``X-Vault-Namespace`` header to send (``None``: none)."""
 
     method: str
     path: list = field(default_factory=list)
     body: Any = None
     token: str | None = ROOT
     pause: float = 0.0
+    namespace: str | None = None
 
     @property
     def template(self) -> str:
@@ -76,6 +78,8 @@ class Req:
     def show(self) -> str:
         body = "" if self.body is None else " " + dump_body(self.body)[:1500]
         token = "" if self.token == ROOT else f" [token={self.token!r}]"
+        if self.namespace is not None:
+            token += f" [namespace={self.namespace!r}]"
         pause = f"(after {self.pause:g}s) " if self.pause else ""
         return f"{pause}{self.method} {''.join(map(str, self.path))}{token}{body}"
 

@@ -120,7 +120,7 @@ def send(side: h.Side, req: Req) -> http.Response:
                             token=resolve(req.token, side))
     body = resolve(req.body, side)
     data = None
-    headers = {}
+    headers = {} if req.namespace is None else {"X-Vault-Namespace": req.namespace}
     if body is not None:
         data = (dump_body(body) if isinstance(body, Raw) else dump_json(body)).encode("utf-8", "surrogatepass")
         headers["Content-Type"] = "application/json"

@@ -17,7 +17,9 @@ lookup-accessor, renew / renew-self / renew-accessor, revoke / revoke-self / rev
 revoke-orphan, token roles (write, read, LIST, delete), LIST accessors; ``sys/policy``,
 ``sys/policies/acl/<name>`` (good and broken HCL/JSON), the capabilities paths, ``sys/mounts`` (read,
 tune read/write of the sequence's mount), ``sys/auth``, ``sys/health`` (with its status-code query
-parameters), ``sys/seal-status``, ``sys/leader``, ``sys/internal/ui/mounts``, ``sys/host-info``.
+parameters), ``sys/seal-status``, ``sys/leader``, ``sys/internal/ui/mounts``, ``sys/host-info``. One request
+in fifteen names a namespace (``X-Vault-Namespace``: the root one by one of its names, or one that does not
+exist).
 
 Never drawn (they would change the shared real server for later sequences): revoking the root token
 (``revoke-self`` with it, ``"root"`` in a revoke body), writing the ``default`` policy, tuning mounts
@@ -272,6 +274,8 @@ def requests(draw) -> Req:
         req.body = None
     if draw(st.integers(0, 39)) == 23:  # not 0: Hypothesis draws the smallest value far more often
         req.pause = PAUSE
+    if draw(st.integers(0, 14)) == 9:  # X-Vault-Namespace: the root one by its names, or one that does not exist
+        req.namespace = draw(st.sampled_from(["root", "root/", "/", "", "team", "ROOT"]))
     return req
 
 
